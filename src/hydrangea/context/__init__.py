@@ -1,0 +1,8 @@
+"""The append-only Context of provider-native items, and its gateway adapters."""
+
+from hydrangea.context.adapter import Adapter
+from hydrangea.context.context import Context
+from hydrangea.context.native import NativeContent
+from hydrangea.context.registry import adapter_for
+
+__all__ = ["Adapter", "Context", "NativeContent", "adapter_for"]

@@ -1,0 +1,163 @@
+"""Context: the append-only sequence of provider-native items sent to one gateway."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, overload
+
+from hydrangea.context.adapter import Adapter
+from hydrangea.context.native import NativeContent, copy_json
+from hydrangea.context.registry import adapter_for
+from hydrangea.errors import SerializationError
+from hydrangea.gateway import GatewayType
+from hydrangea.message import Message
+
+__all__ = ["Context"]
+
+_log = logging.getLogger(__name__)
+
+_FORMAT = "hydrangea.context"
+_VERSION = 1
+
+
+class Context(Sequence[NativeContent]):
+    """An append-only list of native items for one gateway.
+
+    Items enter through :meth:`emplace_message` (a generic :class:`~hydrangea.message.Message`,
+    converted by the gateway's adapter) or :meth:`push_back` (model output, as a native dict or
+    the official SDK's response object). Every append is validated first and is all or nothing.
+    Reading is by ``len()``, index, iteration and slicing (a slice is an immutable tuple).
+    Only the collector removes items, and only from the tail (:meth:`detach_tail`).
+    """
+
+    __slots__ = ("_adapter", "_gateway", "_items")
+
+    def __init__(self, gateway: GatewayType, items: Iterable[NativeContent] = ()) -> None:
+        self._gateway = GatewayType(gateway)
+        self._adapter = adapter_for(self._gateway)
+        self._items: list[NativeContent] = []
+        self.extend(items)
+
+    # -- reading -----------------------------------------------------------------------------
+
+    @property
+    def gateway(self) -> GatewayType:
+        """The gateway whose wire shape the items have."""
+        return self._gateway
+
+    @property
+    def adapter(self) -> Adapter:
+        """The gateway's adapter (conversion, validation, request building)."""
+        return self._adapter
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    @overload
+    def __getitem__(self, index: int) -> NativeContent: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[NativeContent, ...]: ...
+    def __getitem__(self, index: int | slice) -> NativeContent | tuple[NativeContent, ...]:
+        if isinstance(index, slice):
+            return tuple(self._items[index])
+        return self._items[index]
+
+    def __iter__(self) -> Iterator[NativeContent]:
+        return iter(tuple(self._items))
+
+    def __repr__(self) -> str:
+        return f"Context({self._gateway.value!r}, {len(self._items)} items)"
+
+    # -- appending ---------------------------------------------------------------------------
+
+    def emplace_message(self, message: Message) -> None:
+        """Convert ``message`` through the gateway's adapter and append the result."""
+        self.emplace_messages((message,))
+
+    def emplace_messages(self, messages: Iterable[Message]) -> None:
+        """Convert and append several messages, all or nothing."""
+        converted: list[NativeContent] = []
+        for message in messages:
+            if not isinstance(message, Message):
+                raise TypeError(f"expected a hydrangea Message, got {type(message).__name__}")
+            converted.extend(self._adapter.from_message(message))
+        self.extend(converted)
+
+    def push_back(self, item: object) -> None:
+        """Append model output: a native dict, a list of them, or an official SDK response.
+
+        Reasoning state (thinking signatures, encrypted reasoning, thought signatures) is kept
+        byte-identical. All or nothing.
+        """
+        self.extend(self._adapter.from_output(item))
+
+    def extend(self, items: Iterable[NativeContent]) -> None:
+        """Append native items after validating every one of them; all or nothing."""
+        staged: list[NativeContent] = []
+        for item in items:
+            copied = copy_json(item)
+            self._adapter.validate(copied)
+            staged.append(copied)
+        self._items.extend(staged)
+
+    def detach_tail(self, start: int) -> tuple[NativeContent, ...]:
+        """Remove and return the items from ``start`` to the end. Reserved for the collector."""
+        if not 0 <= start <= len(self._items):
+            raise IndexError(f"detach start {start} is outside 0..{len(self._items)}")
+        detached = tuple(self._items[start:])
+        del self._items[start:]
+        _log.debug("detached %d items from index %d", len(detached), start)
+        return detached
+
+    # -- requests ----------------------------------------------------------------------------
+
+    def request(self, items: Sequence[NativeContent] | None = None) -> dict[str, Any]:
+        """Keyword arguments for the gateway's SDK call (without ``model``).
+
+        ``items`` defaults to the whole Context; lifecycles pass the history plus their overlay.
+        """
+        return self._adapter.build_request(self._items if items is None else items)
+
+    # -- persistence -------------------------------------------------------------------------
+
+    def to_json(self) -> str:
+        """Serialize to JSON; :meth:`from_json` of the result gives an identical Context."""
+        document = {
+            "format": _FORMAT,
+            "version": _VERSION,
+            "gateway": self._gateway.value,
+            "items": self._items,
+        }
+        return json.dumps(document, ensure_ascii=False, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str) -> Context:
+        """Read a Context written by :meth:`to_json`; items are validated as on append."""
+        try:
+            document = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise SerializationError(f"not a saved Context: invalid JSON ({exc})") from exc
+        if not isinstance(document, dict) or document.get("format") != _FORMAT:
+            raise SerializationError("not a saved Context: the 'format' field is missing")
+        if document.get("version") != _VERSION:
+            raise SerializationError(f"unsupported Context version {document.get('version')!r}")
+        try:
+            gateway = GatewayType(document["gateway"])
+        except (KeyError, ValueError) as exc:
+            raise SerializationError(f"saved Context has no valid gateway: {exc}") from exc
+        items = document.get("items")
+        if not isinstance(items, list):
+            raise SerializationError("saved Context has no 'items' list")
+        return cls(gateway, items)
+
+    def save(self, path: str | Path) -> None:
+        """Write :meth:`to_json` to ``path`` (UTF-8)."""
+        Path(path).write_text(self.to_json(), encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: str | Path) -> Context:
+        """Read a Context saved with :meth:`save`."""
+        return cls.from_json(Path(path).read_text(encoding="utf-8"))
