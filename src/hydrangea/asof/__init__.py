@@ -1,0 +1,93 @@
+"""As-of context assembly: nothing published after ``as_of`` may enter.
+
+Outside text is untrusted by type and fenced; a token budget is honoured by compacting the least
+important untrusted items into structured summaries whose pointers lead back to full records.
+"""
+
+from hydrangea.asof.builder import ContextBuilder
+from hydrangea.asof.counting import ApproxTokenCounter, TokenCounter
+from hydrangea.asof.errors import (
+    AsOfViolationError,
+    ContextBudgetError,
+    ContextError,
+    DuplicateItemError,
+    FenceFormatError,
+    InvalidContextItemError,
+    NaiveDatetimeError,
+    RecordNotFoundError,
+    SummarizerMismatchError,
+    UndatedItemError,
+)
+from hydrangea.asof.fence import FencedBlock, unfence
+from hydrangea.asof.items import ContextItem, ItemKind, Provenance, Trust
+
+# Extras (llm, sqlite_store, tokenizers) sit in sorted order; none imports an SDK or tokenizer.
+from hydrangea.asof.llm import (
+    AsyncChatModel,
+    ChatModel,
+    LLMSummarizer,
+    ModelReplyError,
+    anthropic_chat_model,
+    gemini_chat_model,
+    openai_chat_model,
+)
+from hydrangea.asof.records import InMemoryRecordStore, RecordStore
+from hydrangea.asof.result import BuiltContext, Compaction, Rejection, RejectionReason
+from hydrangea.asof.sqlite_store import RecordStoreError, SqliteRecordStore
+from hydrangea.asof.summary import (
+    AsyncSummarizer,
+    ExtractiveSummarizer,
+    StructuredSummary,
+    Summarizer,
+)
+from hydrangea.asof.tokenizers import (
+    MissingExtraError,
+    OpenAITokenCounter,
+    UnknownEncodingError,
+    VocabularyIntegrityError,
+)
+
+__all__ = [
+    "ApproxTokenCounter",
+    "AsOfViolationError",
+    "AsyncChatModel",
+    "AsyncSummarizer",
+    "BuiltContext",
+    "ChatModel",
+    "Compaction",
+    "ContextBudgetError",
+    "ContextBuilder",
+    "ContextError",
+    "ContextItem",
+    "DuplicateItemError",
+    "ExtractiveSummarizer",
+    "FenceFormatError",
+    "FencedBlock",
+    "InMemoryRecordStore",
+    "InvalidContextItemError",
+    "ItemKind",
+    "LLMSummarizer",
+    "MissingExtraError",
+    "ModelReplyError",
+    "NaiveDatetimeError",
+    "OpenAITokenCounter",
+    "Provenance",
+    "RecordNotFoundError",
+    "RecordStore",
+    "RecordStoreError",
+    "Rejection",
+    "RejectionReason",
+    "SqliteRecordStore",
+    "StructuredSummary",
+    "Summarizer",
+    "SummarizerMismatchError",
+    "TokenCounter",
+    "Trust",
+    "UndatedItemError",
+    "UnknownEncodingError",
+    "VocabularyIntegrityError",
+    "anthropic_chat_model",
+    "gemini_chat_model",
+    "openai_chat_model",
+    "unfence",
+]

@@ -1,0 +1,133 @@
+"""Choosing what to compact and what to drop, in O(n log n), and making summary items.
+
+The untrusted items are sorted once, least important first (lower ``priority``, then older
+``published_at``, then ``item_id``). Each item's rendered cost ``c`` and its estimated cost as a
+summary entry ``f`` are counted once; prefix sums give, for any split, the cost of
+
+* dropping the ``d`` least important items,
+* summarizing the next ``k - d`` of them into one summary block (overhead ``h``), and
+* showing the rest in full.
+
+:func:`plan` picks the fewest drops first, then the fewest compacted items, with linear scans
+over the prefix sums.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from hydrangea.asof.items import ContextItem, ItemKind, Provenance, Trust
+from hydrangea.asof.summary import StructuredSummary
+
+__all__ = ["COMPACTION_ORIGIN", "Plan", "importance_key", "make_summary_item", "plan"]
+
+COMPACTION_ORIGIN = "compaction"
+"""The provenance origin of every summary item the builder makes."""
+
+_OLDEST = datetime.min.replace(tzinfo=UTC)
+
+
+def importance_key(item: ContextItem) -> tuple[int, datetime, str]:
+    """Sort key, least important first: priority, then age (older first), then id.
+
+    Undated items (the builder never admits an undated untrusted item) would sort as oldest.
+    """
+    return (item.priority, item.published_at or _OLDEST, item.item_id)
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """A split of the importance order: ``[0, drop)`` dropped, ``[drop, compact)`` summarized,
+    ``[compact, n)`` shown in full. ``drop == compact`` means no summary."""
+
+    drop: int
+    compact: int
+
+
+def plan(costs: Sequence[int], fact_costs: Sequence[int], overhead: int, available: int) -> Plan:
+    """The split with the fewest drops, then the fewest compacted items, whose estimated cost
+    ``sum(costs[compact:]) + (overhead + sum(fact_costs[drop:compact]) if compacting)`` is at
+    most ``available``. Linear in ``len(costs)`` (the caller sorts)."""
+    n = len(costs)
+    if n != len(fact_costs):
+        raise ValueError("costs and fact_costs must have the same length")
+    prefix_c = [0] * (n + 1)
+    prefix_f = [0] * (n + 1)
+    for i in range(n):
+        prefix_c[i + 1] = prefix_c[i] + costs[i]
+        prefix_f[i + 1] = prefix_f[i] + fact_costs[i]
+    total = prefix_c[n]
+    if total <= available:
+        return Plan(0, 0)
+    if available < 0:
+        return Plan(n, n)
+    # g(k): cost of summarizing [0, k) (without overhead) and showing [k, n) in full.
+    # best[j]: the smallest k >= j minimizing g(k) over k in [j, n].
+    best = [n] * (n + 2)
+    best_value = [0] * (n + 2)
+    best_value[n + 1] = 1 << 62
+    for k in range(n, 0, -1):
+        value = prefix_f[k] + total - prefix_c[k]
+        if value <= best_value[k + 1]:
+            best[k], best_value[k] = k, value
+        else:
+            best[k], best_value[k] = best[k + 1], best_value[k + 1]
+    for drop in range(n + 1):
+        if total - prefix_c[drop] <= available:
+            return Plan(drop, drop)
+        if drop < n and overhead - prefix_f[drop] + best_value[drop + 1] <= available:
+            limit = available - overhead + prefix_f[drop]
+            for compact in range(drop + 1, n + 1):
+                if prefix_f[compact] + total - prefix_c[compact] <= limit:
+                    return Plan(drop, compact)
+    return Plan(n, n)  # unreachable: drop == n always fits when available >= 0
+
+
+def summary_pointers(sources: Sequence[ContextItem]) -> tuple[str, ...]:
+    """The ids a summary of ``sources`` names: each source's id, and for a summary source the
+    ids it already pointed to, in order, without duplicates."""
+    ids: dict[str, None] = {}
+    for source in sources:
+        ids[source.item_id] = None
+        if source.summary is not None:
+            ids.update(dict.fromkeys(source.summary.pointers))
+    return tuple(ids)
+
+
+def make_summary_item(
+    sources: Sequence[ContextItem], extracted: StructuredSummary, taken: set[str]
+) -> ContextItem:
+    """The untrusted summary item standing for ``sources``.
+
+    ``extracted`` is the summarizer's output for the plain sources; the summaries carried by
+    summary sources are merged in (never re-summarized), and the pointers are overwritten with
+    :func:`summary_pointers`. Its ``published_at`` is the latest of the sources', its priority
+    the highest, and its id a hash of the pointers that avoids every id in ``taken``.
+    """
+    pointers = summary_pointers(sources)
+    carried = [s.summary for s in sources if s.summary is not None]
+    merged = StructuredSummary.merge([extracted, *carried]).model_copy(
+        update={"pointers": pointers}
+    )
+    digest = hashlib.sha256(json.dumps(pointers).encode("utf-8", "surrogatepass")).hexdigest()
+    item_id = f"summary-{digest[:16]}"
+    suffix = 1
+    while item_id in taken:
+        suffix += 1
+        item_id = f"summary-{digest[:16]}-{suffix}"
+    dates = [s.published_at for s in sources if s.published_at is not None]
+    return ContextItem(
+        item_id=item_id,
+        kind=ItemKind.summary,
+        content=merged.render(),
+        trust=Trust.UNTRUSTED,
+        published_at=max(dates) if dates else None,
+        provenance=Provenance(origin=COMPACTION_ORIGIN),
+        priority=max(s.priority for s in sources),
+        pointers=pointers,
+        summary=merged,
+    )

@@ -1,0 +1,158 @@
+"""Compaction: the split chosen by plan(), summaries, and several rounds keeping every fact."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hydrangea.asof import (
+    BuiltContext,
+    ContextBuilder,
+    ContextItem,
+    ExtractiveSummarizer,
+    InMemoryRecordStore,
+    ItemKind,
+    Provenance,
+    StructuredSummary,
+    Trust,
+    unfence,
+)
+from hydrangea.asof.compaction import plan
+from hydrangea.asof.summary import first_sentence, parse_pointers
+from tests.support.asof_oracle import AS_OF, data_message, doc, pointers_in
+
+
+def brute_force(costs: list[int], facts: list[int], overhead: int, available: int
+                ) -> tuple[int, int]:
+    n = len(costs)
+    for drop in range(n + 1):
+        for compact in range(drop, n + 1):
+            summary = overhead + sum(facts[drop:compact]) if compact > drop else 0
+            if summary + sum(costs[compact:]) <= available:
+                return drop, compact
+    return n, n
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 50), st.integers(0, 50)), max_size=9),
+    st.integers(0, 40),
+    st.integers(-5, 300),
+)
+def test_plan_matches_a_brute_force_search(
+    pairs: list[tuple[int, int]], overhead: int, available: int
+) -> None:
+    costs = [c for c, _ in pairs]
+    facts = [f for _, f in pairs]
+    got = plan(costs, facts, overhead, available)
+    assert (got.drop, got.compact) == brute_force(costs, facts, overhead, available)
+
+
+def test_summary_render_spells_out_pointers_and_merge_keeps_everything() -> None:
+    a = StructuredSummary(facts=("f1", "f2"), decisions=("d1",), pointers=("a", "b"))
+    b = StructuredSummary(facts=("f2", "f3"), open_questions=("q1",), pointers=("b", "c\n\"x"))
+    merged = StructuredSummary.merge([a, b])
+    assert merged.facts == ("f1", "f2", "f3")
+    assert merged.decisions == ("d1",) and merged.open_questions == ("q1",)
+    assert merged.pointers == ("a", "b", "c\n\"x")
+    text = merged.render()
+    assert pointers_in(text) == ["a", "b", "c\n\"x"]
+    assert parse_pointers(text) == merged.pointers
+    assert text == StructuredSummary.merge([a, b]).render()
+    assert "- f3" in text and "decisions:\n- d1" in text and "open questions:\n- q1" in text
+
+
+def test_first_sentence_is_bounded() -> None:
+    assert first_sentence("One. Two.") == "One."
+    assert first_sentence("line one\nline two") == "line one"
+    assert first_sentence("   ") == "(empty)"
+    long = first_sentence("x" * 1000, limit=50)
+    assert len(long) == 50 and long.endswith("…")
+
+
+def facts_shown(built: BuiltContext) -> str:
+    data = data_message(built)
+    assert data is not None
+    return "\n".join(b.content for b in unfence(data.text))
+
+
+def round_of(store: InMemoryRecordStore, carried: tuple[ContextItem, ...], start: int,
+             budget: int) -> BuiltContext:
+    b = ContextBuilder(as_of=AS_OF, token_budget=budget, records=store)
+    b.add(ContextItem.harness(ItemKind.task, "Answer from the record.", item_id="task"))
+    for item in carried:
+        b.add(item)
+    for i in range(start, start + 30):
+        b.add(doc(i, days=1000 - i))
+    return b.build()
+
+
+def test_three_rounds_of_compaction_keep_every_fact_and_pointer() -> None:
+    store = InMemoryRecordStore()
+    carried: tuple[ContextItem, ...] = ()
+    all_docs: list[ContextItem] = []
+    previous_facts: tuple[str, ...] = ()
+    for round_number in range(3):
+        start = 100 * round_number
+        built = round_of(store, carried, start, budget=900 + 700 * round_number)
+        all_docs += [doc(i, days=1000 - i) for i in range(start, start + 30)]
+        assert built.dropped == ()
+        (summary,) = built.summary_items
+        assert summary.summary is not None and summary.trust is Trust.UNTRUSTED
+        # facts of the previous summary survive verbatim
+        assert set(previous_facts) <= set(summary.summary.facts)
+        for old in carried:
+            if old.kind is ItemKind.summary:
+                assert old.item_id in built.compactions[0].source_ids
+                assert set(old.pointers) <= set(summary.pointers)
+        # every original document is either shown in full or has its fact in the summary
+        shown = facts_shown(built)
+        for item in all_docs:
+            assert item.content in shown or first_sentence(item.content) in shown
+        # every pointer shown resolves, and each compacted item is pointed to
+        pointed = pointers_in(summary.content)
+        for source in built.compactions[0].source_ids:
+            assert source in pointed
+        for item_id in pointed:
+            assert store.get(item_id).item_id == item_id
+        previous_facts = summary.summary.facts
+        # the next round starts from what this one showed: the summary and the full items
+        carried = tuple(i for i in built.items if i.trust is Trust.UNTRUSTED)
+
+
+def test_summaries_compacted_in_one_build_are_merged_not_resummarized() -> None:
+    store = InMemoryRecordStore()
+    first = round_of(store, (), 0, budget=500)
+    second = round_of(store, (), 100, budget=500)
+    (s1,), (s2,) = first.summary_items, second.summary_items
+    assert s1.summary is not None and s2.summary is not None
+    def fill(budget: int) -> ContextBuilder:
+        b = ContextBuilder(as_of=AS_OF, token_budget=budget, records=store)
+        for i in range(200, 210):  # long, recent documents
+            b.add(doc(i, days=1, priority=-1, text=f"Fact number {i} is true. " + "pad " * 80))
+        b.add(s1.model_copy(update={"priority": -1}))  # the oldest, so compacted first
+        b.add(s2.model_copy(update={"priority": -1}))
+        return b
+
+    b = fill(fill(10**6).build().tokens * 6 // 10)
+    built = b.build()
+    (merged,) = built.summary_items
+    assert merged.summary is not None
+    assert set(s1.summary.facts) | set(s2.summary.facts) <= set(merged.summary.facts)
+    assert set(s1.pointers) | set(s2.pointers) | {s1.item_id, s2.item_id} <= set(merged.pointers)
+    sources = [i for i in b.items if i.item_id in built.compactions[0].source_ids]
+    assert {s1.item_id, s2.item_id} <= {i.item_id for i in sources}
+    assert merged.published_at == max(i.published_at for i in sources if i.published_at)
+
+
+def test_extractive_summarizer_merges_summary_items() -> None:
+    carried = StructuredSummary(facts=("kept fact",), pointers=("old",))
+    item = ContextItem(
+        item_id="s", kind=ItemKind.summary, content=carried.render(), trust=Trust.UNTRUSTED,
+        published_at=AS_OF - timedelta(days=1), provenance=Provenance(origin="compaction"),
+        priority=0, summary=carried,
+    )
+    out = ExtractiveSummarizer().summarize([item, doc(1)])
+    assert out.facts == ("kept fact", 'Fact number 1 is true. (record "doc-1")')
+    assert out.pointers == ("old", "doc-1")

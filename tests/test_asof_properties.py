@@ -1,0 +1,196 @@
+"""Property tests for ContextBuilder against independent oracles, over adversarial inputs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hydrangea.asof import (
+    ApproxTokenCounter,
+    BuiltContext,
+    ContextBudgetError,
+    ContextBuilder,
+    ContextItem,
+    InMemoryRecordStore,
+    ItemKind,
+    TokenCounter,
+    Trust,
+    unfence,
+)
+from tests.support.asof_oracle import (
+    AS_OF,
+    adversarial_label,
+    adversarial_text,
+    approx_tokens,
+    data_message,
+    plain_words,
+    pointers_in,
+)
+
+
+class LumpyCounter:
+    """Not subadditive: a join can cost more than its parts, and brackets are expensive."""
+
+    def count(self, text: str) -> int:
+        brackets = sum(text.count(c) for c in "⟦⟧␛")
+        return len(text.encode("utf-8", "surrogatepass")) // 3 + text.count("\n") + 5 * brackets
+
+
+class OracleApprox:
+    """ApproxTokenCounter's rule, written independently."""
+
+    def count(self, text: str) -> int:
+        return approx_tokens(text)
+
+
+@dataclass
+class Spec:
+    trusted: list[ContextItem]
+    on_time: list[ContextItem]
+    late: list[ContextItem]
+    budget: int
+
+
+@st.composite
+def specs(draw: st.DrawFn) -> Spec:
+    trusted = [
+        ContextItem.harness(kind, text, item_id=f"h{n}", priority=draw(st.integers(0, 3)))
+        for n, (kind, text) in enumerate(
+            draw(st.lists(st.tuples(st.sampled_from(
+                [ItemKind.system, ItemKind.instruction, ItemKind.task]), plain_words),
+                max_size=3))
+        )
+    ]
+    ids = draw(st.lists(adversarial_label, max_size=18, unique=True))
+    on_time: list[ContextItem] = []
+    late: list[ContextItem] = []
+    for n, item_id in enumerate(ids):
+        seconds = draw(st.integers(-10**7, 10**6))
+        is_late = seconds > 0
+        padding = "Sentence. " * draw(st.integers(0, 40))
+        content = f"LATE-SECRET-{n}-ZZZZZZ" if is_late else draw(adversarial_text) + padding
+        item = ContextItem.outside(
+            draw(st.sampled_from(list(ItemKind))),
+            content,
+            item_id=f"u{n}:{item_id}",
+            published_at=AS_OF + timedelta(seconds=seconds),
+            origin=draw(adversarial_label),
+            priority=draw(st.integers(0, 3)),
+        )
+        (late if is_late else on_time).append(item)
+    rough = sum(len(i.content) // 4 + 80 for i in [*trusted, *on_time]) + 150
+    budget = draw(st.integers(1, rough))
+    return Spec(trusted, on_time, late, budget)
+
+
+def run(spec: Spec, counter: TokenCounter) -> tuple[BuiltContext | None, InMemoryRecordStore]:
+    store = InMemoryRecordStore()
+    builder = ContextBuilder(as_of=AS_OF, token_budget=spec.budget, counter=counter,
+                             records=store)
+    for item in [*spec.trusted, *spec.late, *spec.on_time]:
+        builder.try_add(item)
+    try:
+        return builder.build(), store
+    except ContextBudgetError:
+        return None, store
+
+
+def check(spec: Spec, counter: TokenCounter, oracle: TokenCounter) -> None:
+    built, store = run(spec, counter)
+    if built is None:
+        # Only when the trusted content alone is over budget: then no budget that small fits it.
+        roomy = Spec(spec.trusted, [], [], 10**9)
+        trusted_only, _ = run(roomy, counter)
+        assert trusted_only is not None and trusted_only.tokens > spec.budget
+        assert store.ids() == []
+        return
+    # Budget: the counter over exactly the rendered messages, never above the budget.
+    assert built.tokens == sum(oracle.count(m.text) for m in built.messages)
+    assert built.tokens <= spec.budget
+    # As-of: nothing late anywhere.
+    late_ids = {i.item_id for i in spec.late}
+    rendered = "\n".join(m.text for m in built.messages)
+    assert all(i.content not in rendered for i in spec.late)
+    assert not late_ids & {i.item_id for i in built.items}
+    assert not late_ids & set(built.dropped)
+    assert {r.item_id for r in built.rejections} == late_ids
+    # Trusted text is never fenced and always present.
+    for item in spec.trusted:
+        assert any(m.text == item.content or item.content in m.text.split("\n\n")
+                   for m in built.messages if "⟦data" not in m.text)
+    # Accounting: each admitted untrusted item is shown, compacted or dropped, exactly once.
+    shown = [i.item_id for i in built.items
+             if i.trust is Trust.UNTRUSTED and i.item_id not in
+             {c.summary_id for c in built.compactions}]
+    compacted = [s for c in built.compactions for s in c.source_ids]
+    assert sorted(shown + compacted + list(built.dropped)) == sorted(
+        i.item_id for i in spec.on_time)
+    # Blocks decode to their items; summaries point to retrievable records.
+    data = data_message(built)
+    blocks = unfence(data.text) if data is not None else []
+    by_id = {i.item_id: i for i in spec.on_time}
+    pointed: set[str] = set()
+    for block in blocks:
+        if block.item_id in by_id:
+            assert block.content == by_id[block.item_id].content
+            assert block.origin == by_id[block.item_id].provenance.origin
+        else:
+            assert block.kind == ItemKind.summary.value and block.origin == "compaction"
+            pointed.update(pointers_in(block.content))
+    for item_id in compacted:
+        assert item_id in pointed
+        assert store.get(item_id) == by_id[item_id]
+    for item_id in built.dropped:
+        assert store.get(item_id) == by_id[item_id]
+    # Determinism.
+    again, _ = run(spec, counter)
+    assert again == built
+
+
+@given(specs())
+def test_builds_hold_every_invariant_with_the_default_counter(spec: Spec) -> None:
+    check(spec, ApproxTokenCounter(), OracleApprox())
+
+
+@settings(max_examples=25)
+@given(specs())
+def test_builds_hold_every_invariant_with_a_lumpy_counter(spec: Spec) -> None:
+    check(spec, LumpyCounter(), LumpyCounter())
+
+
+class CallCounter:
+    def __init__(self) -> None:
+        self.calls = 0
+        self.chars = 0
+
+    def count(self, text: str) -> int:
+        self.calls += 1
+        self.chars += len(text)
+        return approx_tokens(text)
+
+
+def test_large_build_counts_each_block_a_bounded_number_of_times() -> None:
+    n = 2000
+    items = [
+        ContextItem.outside(ItemKind.observation, f"Observation {i}: value {i * 7}. " + "pad " * 20,
+                            item_id=f"o{i}", published_at=AS_OF - timedelta(minutes=i),
+                            origin="tool", priority=i % 5)
+        for i in range(n)
+    ]
+    full = ContextBuilder(as_of=AS_OF, token_budget=10**9)
+    for item in items:
+        full.add(item)
+    everything = full.build().tokens
+    counter = CallCounter()
+    half = ContextBuilder(as_of=AS_OF, token_budget=everything // 2, counter=counter)
+    for item in items:
+        half.add(item)
+    built = half.build()
+    assert built.tokens <= everything // 2
+    assert built.compactions and not built.dropped
+    # linear work: a few counts per item, and text counted a bounded number of times over
+    assert counter.calls <= 3 * n + 50
+    assert counter.chars <= 4 * everything * 4
