@@ -11,7 +11,7 @@ from typing import Any, overload
 from hydrangea.context.adapter import Adapter
 from hydrangea.context.native import NativeContent, copy_json
 from hydrangea.context.registry import adapter_for
-from hydrangea.errors import SerializationError
+from hydrangea.errors import InvalidItemError, SerializationError
 from hydrangea.gateway import GatewayType
 from hydrangea.message import Message
 
@@ -151,7 +151,10 @@ class Context(Sequence[NativeContent]):
         items = document.get("items")
         if not isinstance(items, list):
             raise SerializationError("saved Context has no 'items' list")
-        return cls(gateway, items)
+        try:
+            return cls(gateway, items)
+        except InvalidItemError as exc:
+            raise SerializationError(f"saved Context holds an invalid item: {exc}") from exc
 
     def save(self, path: str | Path) -> None:
         """Write :meth:`to_json` to ``path`` (UTF-8)."""

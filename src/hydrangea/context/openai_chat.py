@@ -1,27 +1,277 @@
-"""Placeholder: the openai adapter is being written."""
+"""The OpenAI Chat Completions adapter (:attr:`GatewayType.openai`).
+
+A stored item is one chat message exactly as ``client.chat.completions.create(messages=...)``
+takes it. Conversion from a :class:`~hydrangea.message.Message`:
+
+* system -> ``{"role": "system", "content": text}``, kept in place (Chat Completions accepts a
+  system message anywhere, so a mid-conversation system message is not moved);
+* user -> each tool result becomes its own ``{"role": "tool"}`` message, first (a tool message
+  must directly follow the assistant message that made the call), then one user message with the
+  text and images in their order (a lone text is sent as a plain string);
+* assistant -> one message with the text and the ``tool_calls`` (arguments as a JSON string).
+
+Images are ``image_url`` parts; bytes become a base64 ``data:`` URL. A failed tool result is
+marked by the prefix :data:`~hydrangea.context._openai_common.TOOL_ERROR_PREFIX`.
+
+Pairing rule of the request builder: Chat Completions wants the answers to an assistant message's
+``tool_calls`` in the run of tool messages right after it. A call not answered in that run gets a
+tool message reading :data:`~hydrangea.context.adapter.ORPHAN_CALL_NOTICE` at the end of the run;
+a tool message that answers nothing there becomes a user message
+``"[tool result <id>] <content>"`` (placed after the run).
+"""
 
 from __future__ import annotations
 
+import copy
+import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal, NotRequired, TypedDict, assert_never
 
-from hydrangea.context.adapter import Adapter
+from hydrangea.context._openai_chat_checks import ASSISTANT_KEYS, validate_chat_message
+from hydrangea.context._openai_common import (
+    arguments_json,
+    image_url,
+    orphan_result_text,
+    reject_foreign_sdk_object,
+    sdk_dump,
+    sdk_origin,
+    tool_result_text,
+)
+from hydrangea.context.adapter import ORPHAN_CALL_NOTICE, Adapter
 from hydrangea.context.native import NativeContent
+from hydrangea.errors import GatewayMismatchError, InvalidItemError, UnsupportedContentError
 from hydrangea.gateway import GatewayType
-from hydrangea.message import Message
+from hydrangea.message import ImagePart, Message, Role, TextPart, ToolCallPart, ToolResultPart
+
+__all__ = ["ChatMessage", "ChatToolCall", "OpenAIChatAdapter"]
+
+_log = logging.getLogger(__name__)
+
+
+class ChatToolCall(TypedDict):
+    """One entry of an assistant message's ``tool_calls`` (function kind)."""
+
+    id: str
+    type: Literal["function"]
+    function: dict[str, str]
+    """``{"name": ..., "arguments": <JSON string>}``."""
+
+
+class ChatMessage(TypedDict):
+    """The stored item: one Chat Completions input message.
+
+    ``content`` is a string or a list of parts (``text``, ``image_url``, ``input_audio``,
+    ``file`` for users; ``text``/``refusal`` for the assistant). ``tool_call_id`` is present on
+    ``tool`` messages only, ``tool_calls`` on assistant messages only.
+    """
+
+    role: Literal["system", "developer", "user", "assistant", "tool"]
+    content: NotRequired[str | list[dict[str, Any]] | None]
+    name: NotRequired[str]
+    tool_calls: NotRequired[list[ChatToolCall]]
+    tool_call_id: NotRequired[str]
 
 
 class OpenAIChatAdapter(Adapter):
+    """Chat Completions: items are chat message dicts; see the module docstring."""
+
     gateway = GatewayType.openai
 
+    # -- Message -> items ----------------------------------------------------------------------
+
     def from_message(self, message: Message) -> list[NativeContent]:
-        raise NotImplementedError
+        """Convert ``message`` into chat messages (several when it carries tool results)."""
+        match message.role:
+            case Role.system:
+                return [{"role": "system", "content": message.text}]
+            case Role.user:
+                return self._user_items(message)
+            case Role.assistant:
+                return [self._assistant_item(message)]
+            case _:
+                assert_never(message.role)
+
+    def _user_items(self, message: Message) -> list[NativeContent]:
+        if isinstance(message.content, str):
+            return [{"role": "user", "content": message.content}]
+        tools: list[NativeContent] = []
+        parts: list[dict[str, Any]] = []
+        for part in message.content:
+            if isinstance(part, ToolResultPart):
+                text = tool_result_text(part)
+                tools.append({"role": "tool", "tool_call_id": part.call_id, "content": text})
+            elif isinstance(part, TextPart):
+                parts.append({"type": "text", "text": part.text})
+            elif isinstance(part, ImagePart):
+                parts.append({"type": "image_url", "image_url": {"url": image_url(part)}})
+            else:
+                raise UnsupportedContentError(f"a user message cannot carry a {part.type} part")
+        if not parts:
+            return tools
+        if len(parts) == 1 and parts[0]["type"] == "text":
+            return [*tools, {"role": "user", "content": parts[0]["text"]}]
+        return [*tools, {"role": "user", "content": parts}]
+
+    def _assistant_item(self, message: Message) -> NativeContent:
+        if isinstance(message.content, str):
+            return {"role": "assistant", "content": message.content}
+        texts: list[dict[str, Any]] = []
+        calls: list[dict[str, Any]] = []
+        for part in message.content:
+            if isinstance(part, TextPart):
+                texts.append({"type": "text", "text": part.text})
+            elif isinstance(part, ToolCallPart):
+                calls.append(
+                    {
+                        "id": part.id,
+                        "type": "function",
+                        "function": {"name": part.name, "arguments": arguments_json(part)},
+                    }
+                )
+            else:
+                raise UnsupportedContentError(
+                    f"Chat Completions cannot carry a {part.type} part in an assistant message"
+                )
+        item: NativeContent = {"role": "assistant"}
+        if len(texts) == 1:
+            item["content"] = texts[0]["text"]
+        elif texts:
+            item["content"] = texts
+        if calls:
+            item["tool_calls"] = calls
+        return item
+
+    # -- model output -> items -----------------------------------------------------------------
 
     def from_output(self, output: object) -> list[NativeContent]:
-        raise NotImplementedError
+        """Read a chat message dict, a list of them, a ``ChatCompletion`` (dict or SDK object).
+
+        Assistant output loses what the API does not take back: null fields, ``annotations``
+        and the audio payload (its ``id`` is kept). Any other unknown key is left for
+        :meth:`validate` to reject.
+        """
+        if isinstance(output, dict):
+            return [self._from_dict(output)]
+        if isinstance(output, list):
+            items: list[NativeContent] = []
+            for entry in output:
+                if not isinstance(entry, dict):
+                    raise InvalidItemError(
+                        f"model output lists must hold dicts, got {type(entry).__name__}"
+                    )
+                items.append(self._from_dict(entry))
+            return items
+        reject_foreign_sdk_object(output, self.gateway)
+        if sdk_origin(output) == "openai":
+            name = type(output).__name__
+            if name == "ChatCompletion":
+                return [_clean_output_message(_first_choice(sdk_dump(output)))]
+            if name == "ChatCompletionMessage":
+                return [_clean_output_message(sdk_dump(output))]
+            raise GatewayMismatchError(
+                f"an openai {name} is not Chat Completions output (Responses objects belong to "
+                "an openai_responses Context)"
+            )
+        raise InvalidItemError(
+            f"cannot read model output of type {type(output).__name__}: expected a chat message "
+            "dict, a list of them, or a ChatCompletion"
+        )
+
+    def _from_dict(self, output: dict[str, Any]) -> NativeContent:
+        kind = output.get("object")
+        if kind == "chat.completion":
+            return _clean_output_message(_first_choice(output))
+        if kind == "response":
+            raise GatewayMismatchError(
+                "a Responses API response cannot be pushed into an openai (Chat) Context"
+            )
+        if output.get("role") == "assistant":
+            return _clean_output_message(output, keep_unknown=True)
+        return output
+
+    # -- validation ----------------------------------------------------------------------------
 
     def validate(self, item: NativeContent) -> None:
-        raise NotImplementedError
+        """Raise InvalidItemError unless ``item`` is a chat message Chat Completions accepts."""
+        validate_chat_message(item)
+
+    # -- request -------------------------------------------------------------------------------
 
     def build_request(self, items: Sequence[NativeContent]) -> dict[str, Any]:
-        raise NotImplementedError
+        """``{"messages": [...]}`` with every tool call answered and no stray tool message."""
+        messages: list[dict[str, Any]] = []
+        index = 0
+        while index < len(items):
+            item = items[index]
+            role = item.get("role")
+            calls = item.get("tool_calls") if role == "assistant" else None
+            if calls:
+                messages.append(copy.deepcopy(item))
+                index = self._answer_run(items, index + 1, [c["id"] for c in calls], messages)
+                continue
+            if role == "tool":
+                messages.append(_tool_as_text(item))
+            else:
+                messages.append(copy.deepcopy(item))
+            index += 1
+        return {"messages": messages}
+
+    @staticmethod
+    def _answer_run(
+        items: Sequence[NativeContent], start: int, call_ids: list[str], out: list[dict[str, Any]]
+    ) -> int:
+        """Copy the tool run at ``start`` answering ``call_ids``; return where the run ends."""
+        answered: set[str] = set()
+        strays: list[dict[str, Any]] = []
+        index = start
+        while index < len(items) and items[index].get("role") == "tool":
+            tool = items[index]
+            call_id = tool["tool_call_id"]
+            if call_id in call_ids and call_id not in answered:
+                answered.add(call_id)
+                out.append(copy.deepcopy(tool))
+            else:
+                strays.append(_tool_as_text(tool))
+            index += 1
+        for call_id in call_ids:
+            if call_id not in answered:
+                out.append({"role": "tool", "tool_call_id": call_id, "content": ORPHAN_CALL_NOTICE})
+        out.extend(strays)
+        return index
+
+
+# -- helpers -------------------------------------------------------------------------------------
+
+
+def _first_choice(completion: dict[str, Any]) -> dict[str, Any]:
+    choices = completion.get("choices")
+    if not isinstance(choices, list) or not choices:
+        raise InvalidItemError("the ChatCompletion has no choices to read")
+    message = choices[0].get("message") if isinstance(choices[0], dict) else None
+    if not isinstance(message, dict):
+        raise InvalidItemError("the ChatCompletion's first choice has no message")
+    return message
+
+
+def _clean_output_message(message: dict[str, Any], *, keep_unknown: bool = False) -> NativeContent:
+    """Drop what an assistant input message does not take: null values, ``annotations``, the
+    audio payload (only its ``id`` goes back) and, unless ``keep_unknown``, any other key."""
+    cleaned = {
+        key: value
+        for key, value in message.items()
+        if value is not None and key != "annotations" and (keep_unknown or key in ASSISTANT_KEYS)
+    }
+    dropped = sorted(set(message) - set(cleaned))
+    if dropped:
+        _log.debug("dropped output-only keys %s from a chat completion message", dropped)
+    audio = cleaned.get("audio")
+    if isinstance(audio, dict) and "id" in audio:
+        cleaned["audio"] = {"id": audio["id"]}
+    return cleaned
+
+
+def _tool_as_text(tool: NativeContent) -> dict[str, Any]:
+    content = tool.get("content")
+    if isinstance(content, list):
+        content = "\n".join(str(part.get("text", "")) for part in content)
+    return {"role": "user", "content": orphan_result_text(tool["tool_call_id"], str(content))}

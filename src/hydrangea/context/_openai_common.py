@@ -1,0 +1,99 @@
+"""Helpers shared by the two OpenAI adapters (Chat Completions and Responses).
+
+Nothing here imports the ``openai`` SDK: SDK objects are recognised by the module their class
+lives in, and converted through their own ``model_dump``.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+from hydrangea.context.native import NativeContent
+from hydrangea.errors import GatewayMismatchError, InvalidItemError
+from hydrangea.gateway import GatewayType
+from hydrangea.message import ImagePart, ToolCallPart, ToolResultPart
+
+__all__ = [
+    "TOOL_ERROR_PREFIX",
+    "arguments_json",
+    "image_url",
+    "orphan_result_text",
+    "reject_foreign_sdk_object",
+    "require_str",
+    "sdk_dump",
+    "sdk_origin",
+    "tool_result_text",
+]
+
+TOOL_ERROR_PREFIX = "[tool error] "
+"""Prefix marking a failed tool result: OpenAI has no error flag on tool results."""
+
+
+def arguments_json(part: ToolCallPart) -> str:
+    """The tool call's arguments as the JSON string OpenAI expects (compact, key order kept)."""
+    return json.dumps(part.arguments, ensure_ascii=False, separators=(",", ":"))
+
+
+def image_url(part: ImagePart) -> str:
+    """The image's URL, or a base64 ``data:`` URL for an image given as bytes."""
+    if part.url is not None:
+        return part.url
+    assert part.data is not None and part.media_type is not None  # ImagePart guarantees it
+    encoded = base64.b64encode(part.data).decode("ascii")
+    return f"data:{part.media_type};base64,{encoded}"
+
+
+def tool_result_text(part: ToolResultPart) -> str:
+    """The tool result's content, prefixed with :data:`TOOL_ERROR_PREFIX` if it is an error."""
+    return TOOL_ERROR_PREFIX + part.content if part.is_error else part.content
+
+
+def orphan_result_text(call_id: str, content: str) -> str:
+    """Plain text standing in for a tool result whose call is not in the request."""
+    return f"[tool result {call_id}] {content}"
+
+
+def require_str(item: NativeContent, key: str, where: str, *, empty_ok: bool = True) -> str:
+    """``item[key]`` if it is a string (non-empty unless ``empty_ok``), else InvalidItemError."""
+    value = item.get(key)
+    if not isinstance(value, str):
+        raise InvalidItemError(f"{where}: '{key}' must be a string, got {type(value).__name__}")
+    if not empty_ok and not value:
+        raise InvalidItemError(f"{where}: '{key}' must not be empty")
+    return value
+
+
+_SDK_GATEWAYS: dict[str, GatewayType] = {
+    "anthropic": GatewayType.anthropic,
+    "google": GatewayType.gemini,
+    "openai": GatewayType.openai,
+}
+
+
+def sdk_origin(output: object) -> str | None:
+    """The top-level package of ``output``'s class if it comes from a known SDK, else None."""
+    root = type(output).__module__.split(".", 1)[0]
+    return root if root in _SDK_GATEWAYS else None
+
+
+def reject_foreign_sdk_object(output: object, gateway: GatewayType) -> None:
+    """Raise GatewayMismatchError if ``output`` is an Anthropic or Google SDK object."""
+    root = sdk_origin(output)
+    if root is not None and root != "openai":
+        raise GatewayMismatchError(
+            f"a {type(output).__name__} from the {root} SDK cannot be pushed into a "
+            f"{gateway.value} Context"
+        )
+
+
+def sdk_dump(obj: object) -> dict[str, Any]:
+    """``obj.model_dump(mode="json", exclude_none=True, by_alias=True)`` of a pydantic SDK model."""
+    dump = getattr(obj, "model_dump", None)
+    if dump is None:
+        raise InvalidItemError(f"{type(obj).__name__} is not an SDK model (no model_dump)")
+    result = dump(mode="json", exclude_none=True, by_alias=True)
+    if not isinstance(result, dict):
+        raise InvalidItemError(f"{type(obj).__name__}.model_dump() did not give a JSON object")
+    return result
