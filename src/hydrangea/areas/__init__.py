@@ -1,0 +1,33 @@
+"""Ready-made Context Areas that join as-of assembly (:mod:`hydrangea.asof`) and cooperative
+scheduling (:mod:`hydrangea.coop`).
+
+* :class:`OneShotNoticeArea`: one message, once; retires and promotes nothing.
+* :class:`AsOfArea`: the fenced, budgeted messages of a ``BuiltContext`` for one turn.
+* :class:`ConversationArea`: the user turns and routed model replies, as one retained range.
+* :class:`CompactionArea`: a conversation segment that, at a size checkpoint, retires and
+  promotes a structured summary whose pointers lead to the full records;
+  :class:`CompactingConversation` chains such segments over a CoopContext.
+* :class:`ToolLoopArea`: exclusive while the model keeps calling tools, yields when it answers.
+"""
+
+from hydrangea.areas.asof_area import AsOfArea
+from hydrangea.areas.compacting import CompactingConversation
+from hydrangea.areas.compaction import CompactionArea
+from hydrangea.areas.conversation import ConversationArea, message_record_text
+from hydrangea.areas.errors import AreaUsageError, ToolError
+from hydrangea.areas.notice import OneShotNoticeArea
+from hydrangea.areas.tool_loop import Tool, ToolLoopArea, ToolRun
+
+__all__ = [
+    "AreaUsageError",
+    "AsOfArea",
+    "CompactingConversation",
+    "CompactionArea",
+    "ConversationArea",
+    "OneShotNoticeArea",
+    "Tool",
+    "ToolError",
+    "ToolLoopArea",
+    "ToolRun",
+    "message_record_text",
+]

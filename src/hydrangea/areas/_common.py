@@ -1,0 +1,35 @@
+"""Small helpers shared by the ready-made areas (private).
+
+* :func:`anchored_life` lets a finished area stay retained until its *anchor* retires, so that
+  it is reclaimed together with the anchor's range instead of on its own.
+* :func:`native_tokens` measures a provider-native item the way the demo measures a request:
+  the token count of its compact JSON text.
+"""
+
+from __future__ import annotations
+
+import json
+
+from hydrangea.asof.counting import TokenCounter
+from hydrangea.context.area import AreaLifeState, ContextAreaImplementation
+from hydrangea.context.native import NativeContent
+
+__all__ = ["anchored_life", "native_tokens"]
+
+
+def anchored_life(finished: bool, anchor: ContextAreaImplementation | None) -> AreaLifeState:
+    """``retired`` once the area has ``finished`` and its anchor (if any) is retired too.
+
+    Both inputs only ever move one way (an area's life state is monotonic), so the result does
+    as well.
+    """
+    if not finished:
+        return AreaLifeState.retain
+    if anchor is None:
+        return AreaLifeState.retired
+    return anchor.life_state
+
+
+def native_tokens(item: NativeContent, counter: TokenCounter) -> int:
+    """Tokens of ``item``'s compact JSON text (keys, reasoning state and all)."""
+    return counter.count(json.dumps(item, ensure_ascii=False, separators=(",", ":")))

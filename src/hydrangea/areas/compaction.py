@@ -1,0 +1,195 @@
+"""CompactionArea: a conversation segment that compacts itself at a checkpoint.
+
+How compaction works with the collector
+---------------------------------------
+
+A conversation is a chain of segments. Each segment is a :class:`CompactionArea`: it renders the
+user turns of its part of the conversation, so its EffectRange runs from its first user turn to
+its latest one, and everything in between (model replies, retrieved documents, tool exchanges)
+lies inside that range. Areas that belong to the segment's turns (an
+:class:`~hydrangea.areas.AsOfArea`, a :class:`~hydrangea.areas.ToolLoopArea`) take the segment as
+their ``anchor``: they stay retained until the segment retires, then retire with it.
+
+The segment watches its size (:attr:`~hydrangea.areas.ConversationArea.tokens`: its range as
+observed, plus what was rendered and routed since). The check runs when a reply that calls no
+tool is routed, that is at the end of a model turn, never in the middle of one or of a tool loop.
+When the size reaches ``threshold_tokens`` the **checkpoint** happens, once:
+
+1. the summarizer condenses the segment's full records into a
+   :class:`~hydrangea.asof.StructuredSummary`; its pointers are set to the record ids (never
+   taken from the summarizer), and every pointer resolves in the record store;
+2. the segment retires, and so do the areas anchored to it.
+
+At the next ``CoopContext.render()`` the collector finds a tail made only of retired areas (the
+segment, its anchored areas, and any older retired area behind them such as a one-shot notice),
+detaches it from its earliest index to the end of the Context, and appends what
+:meth:`CompactionArea.promote` returns: one fenced, untrusted message holding the summary. The
+next segment (:meth:`CompactionArea.successor`, registered by
+:class:`~hydrangea.areas.CompactingConversation`) then renders the new user turn after it.
+
+What survives a checkpoint: everything before the segment's range (the system prompt and earlier
+summaries: the cached prefix grows, it is never rewritten) and the new summary. What is
+reclaimed: the segment's turns, the model replies among them and after them, and whatever the
+anchored areas rendered. Between checkpoints nothing is reclaimed and nothing is summarized.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+
+from hydrangea.areas.conversation import ConversationArea
+from hydrangea.areas.errors import AreaUsageError
+from hydrangea.asof.counting import TokenCounter
+from hydrangea.asof.fence import build_nonce, fence, notice
+from hydrangea.asof.items import ItemKind
+from hydrangea.asof.records import InMemoryRecordStore, RecordStore
+from hydrangea.asof.summary import ExtractiveSummarizer, StructuredSummary, Summarizer
+from hydrangea.context.area import AreaLifeState
+from hydrangea.errors import ContextStateError
+from hydrangea.message import Message, Role, ToolCallPart
+
+__all__ = ["CompactionArea"]
+
+
+class CompactionArea(ConversationArea):
+    """A conversation segment that retires at a size checkpoint and promotes its summary.
+
+    It takes user turns and routed replies like :class:`~hydrangea.areas.ConversationArea`
+    (whose records it always keeps: ``records`` defaults to a fresh in-memory store). See the
+    module documentation for how the checkpoint and the collector work together.
+    """
+
+    def __init__(
+        self,
+        *,
+        threshold_tokens: int,
+        summarizer: Summarizer | None = None,
+        records: RecordStore | None = None,
+        counter: TokenCounter | None = None,
+        clock: Callable[[], datetime] | None = None,
+        name: str = "conversation",
+        segment: int = 1,
+        first_turn: int = 1,
+    ) -> None:
+        """``threshold_tokens`` is the size at which the checkpoint happens; ``segment`` numbers
+        this segment in its conversation."""
+        if threshold_tokens < 1:
+            raise AreaUsageError(f"threshold_tokens must be positive, got {threshold_tokens}")
+        if segment < 1:
+            raise AreaUsageError(f"segment must be at least 1, got {segment}")
+        super().__init__(
+            name=name,
+            records=records if records is not None else InMemoryRecordStore(),
+            counter=counter,
+            clock=clock,
+            first_turn=first_turn,
+        )
+        self._threshold = threshold_tokens
+        self._summarizer: Summarizer = (
+            summarizer if summarizer is not None else ExtractiveSummarizer()
+        )
+        self._segment = segment
+        self._summary: StructuredSummary | None = None
+        self._summary_message: Message | None = None
+
+    @property
+    def threshold_tokens(self) -> int:
+        """The size at which the checkpoint happens."""
+        return self._threshold
+
+    @property
+    def segment(self) -> int:
+        """This segment's number in its conversation (1 for the first)."""
+        return self._segment
+
+    @property
+    def summary(self) -> StructuredSummary | None:
+        """The summary made at the checkpoint; ``None`` before it."""
+        return self._summary
+
+    @property
+    def summary_message(self) -> Message | None:
+        """The message :meth:`promote` returns; ``None`` before the checkpoint."""
+        return self._summary_message
+
+    @property
+    def checkpoint_due(self) -> bool:
+        """Whether the size has reached the threshold (while still retained)."""
+        return self._life is AreaLifeState.retain and self.tokens >= self._threshold
+
+    def route(self, reply: Message) -> None:
+        """Record a model reply; if it ends the model's turn (it calls no tool) and the segment
+        has reached its threshold, run the checkpoint."""
+        super().route(reply)
+        ends_turn = not any(isinstance(part, ToolCallPart) for part in reply.parts)
+        if ends_turn and self.checkpoint_due:
+            self.checkpoint()
+
+    def checkpoint(self) -> StructuredSummary:
+        """Summarize the segment's records and retire. Runs once; queued turns stay queued for
+        :meth:`successor`. A segment with no records yet cannot be compacted."""
+        self._require_open("checkpoint()")
+        ids = self.record_ids
+        if not ids:
+            raise ContextStateError(f"{self!r} has no turns to compact yet")
+        store = self._records
+        assert store is not None  # always set by __init__
+        items = [store.get(item_id) for item_id in ids]
+        drafted = self._summarizer.summarize(items)
+        summary = drafted.model_copy(update={"pointers": ids})
+        latest = max(item.published_at for item in items if item.published_at is not None)
+        first, last = self._first_turn, max(self._turn, self._first_turn)
+        item_id = f"{self._name}/summary-{self._segment}"
+        origin = f"{self._name}:compaction"
+        text = (
+            f"Conversation turns {first}-{last} ({self._name}, segment {self._segment}) were "
+            "compacted into this summary. Each pointer is the id of a full record in the "
+            "record store.\n" + summary.render()
+        )
+        published = latest.isoformat()
+        nonce = build_nonce([(item_id, origin, ItemKind.summary.value, published, text)])
+        body = fence(
+            text,
+            nonce=nonce,
+            item_id=item_id,
+            origin=origin,
+            kind=ItemKind.summary.value,
+            published=published,
+        )
+        self._summary = summary
+        self._summary_message = Message(role=Role.user, content=f"{notice(nonce)}\n\n{body}")
+        self._life = AreaLifeState.retired
+        return summary
+
+    def successor(self) -> CompactionArea:
+        """The next segment: same settings and store, turn numbers continued, and the user turns
+        that were queued here when the checkpoint ran handed over."""
+        if self._life is not AreaLifeState.retired:
+            raise ContextStateError(f"{self!r} has no successor before its checkpoint")
+        nxt = CompactionArea(
+            threshold_tokens=self._threshold,
+            summarizer=self._summarizer,
+            records=self._records,
+            counter=self._counter,
+            clock=self._clock,
+            name=self._name,
+            segment=self._segment + 1,
+            first_turn=self._turn + 1,
+        )
+        for message in self._pending:
+            nxt.user(message)
+        self._pending.clear()
+        return nxt
+
+    def promote(self) -> tuple[Message, ...]:
+        """The fenced summary message (made at the checkpoint); nothing for a closed segment."""
+        if self._summary_message is None:
+            return ()
+        return (self._summary_message,)
+
+    def __repr__(self) -> str:
+        return (
+            f"CompactionArea({self._name!r} segment {self._segment}, turn {self._turn}, "
+            f"{self.tokens}/{self._threshold} tokens, {self._life.value})"
+        )
