@@ -28,5 +28,8 @@ docs: $(STAMP)
 
 test: lint typecheck pytest docs
 
+bench:
+	$(PY) bench/run_all.py
+
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis site

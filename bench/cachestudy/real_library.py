@@ -1,0 +1,180 @@
+"""This library's strategy, driven through the library's own pieces.
+
+* a :class:`~hydrangea.context.Context` holding the system prompt, under a
+  :class:`~hydrangea.coop.CoopContext`;
+* a :class:`~hydrangea.areas.CompactingConversation` owning the turns: the user requests and tool
+  results are its user turns, the model's replies are pushed into the Context and routed to it;
+  its :class:`~hydrangea.areas.CompactionArea` segments checkpoint at ``threshold`` tokens at the
+  end of a model turn, promoting a structured summary whose pointers lead to the full records in
+  an :class:`~hydrangea.asof.records.InMemoryRecordStore`;
+* a :class:`~hydrangea.lifecycle.session.Lifecycle` over the CoopContext for the reminders: the
+  to-do list is sticky (``ttl=1, cadence=1``) and updated in place of its key, a file note lives
+  three turns (``ttl=3``), the test reminder comes back every ten (``ttl=1, cadence=10``). They
+  are rendered in the request's tail overlay, never in the history.
+
+Each turn is one ``Lifecycle.render()``; the request counted is the lifecycle request's items.
+
+With ``in_place=True`` the same pipeline stands in for the "reminders edited in place" strategy:
+the reminders are not given to the lifecycle; each is inserted into the request's history at the
+index where it first appeared, rewritten there when its text changes and dropped when it expires.
+A reminder whose position was reclaimed by a checkpoint moves to just after the new summary. The
+summaries, checkpoints and records are then exactly the library's, and only the reminders'
+position differs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+
+from hydrangea.areas import CompactingConversation
+from hydrangea.asof.items import ContextItem
+from hydrangea.asof.records import InMemoryRecordStore
+from hydrangea.asof.summary import StructuredSummary, Summarizer, first_sentence
+from hydrangea.context import Context
+from hydrangea.coop import CoopContext
+from hydrangea.lifecycle import Component
+from hydrangea.lifecycle.session import Lifecycle
+from hydrangea.message import Message, Role
+
+from .accounting import Request
+from .render import GATEWAY, Renderer
+from .strategy import check_budget, reminder_message
+from .transcript import Reminder, Transcript, Turn
+
+__all__ = ["LibraryStrategy", "OverlayMismatchError", "PlainFactSummarizer"]
+
+_CLOCK_START = datetime(2026, 1, 1, tzinfo=UTC)
+_SUMMARY_MARK = "were compacted into this summary"
+"""A phrase of every summary CompactionArea promotes (its header line)."""
+
+
+class OverlayMismatchError(RuntimeError):
+    """The lifecycle showed other reminders than the session says are visible (a study defect)."""
+
+
+class PlainFactSummarizer:
+    """A summarizer passed to the library through its ``summarizer`` parameter: the first
+    sentence of each record as its fact, without repeating the record id after it (the area sets
+    the summary's pointers to the record ids anyway, and they are listed once at its end)."""
+
+    def summarize(self, items: Sequence[ContextItem]) -> StructuredSummary:
+        """One plain fact per item; earlier summaries are merged."""
+        parts = [
+            item.summary
+            if item.summary is not None
+            else StructuredSummary(facts=(first_sentence(item.content),), pointers=(item.item_id,))
+            for item in items
+        ]
+        return StructuredSummary.merge(parts)
+
+
+class LibraryStrategy:
+    """The library's strategy on its real CoopContext, areas and lifecycle."""
+
+    def __init__(
+        self,
+        transcript: Transcript,
+        renderer: Renderer,
+        budget: int,
+        *,
+        threshold: int,
+        summarizer: Summarizer | None = None,
+        in_place: bool = False,
+    ) -> None:
+        self.name = "hydrangea" if summarizer is None else "hydrangea, plain-fact summarizer"
+        if in_place:
+            self.name = "in-place reminders"
+        self.in_place = in_place
+        self.positions: dict[str, int] = {}
+        self.summary_tokens = 0
+        self.renderer = renderer
+        self.budget = budget
+        context = Context(GATEWAY)
+        context.emplace_message(Message(role=Role.system, content=transcript.system_prompt))
+        self.coop = CoopContext(context)
+        self.store = InMemoryRecordStore()
+        self.conversation = CompactingConversation(
+            self.coop,
+            threshold_tokens=threshold,
+            summarizer=summarizer,
+            records=self.store,
+            counter=renderer.counter,
+            clock=lambda: _CLOCK_START,
+        )
+        self.lifecycle = Lifecycle(self.coop)
+
+    @property
+    def checkpoints(self) -> int:
+        """How many compaction checkpoints happened."""
+        return len(self.conversation.summaries)
+
+    def step(self, turn: Turn) -> Request:
+        """Push/route the model's reply, queue the user side, sync reminders, render."""
+        for message in turn.events:
+            if message.role is Role.assistant:
+                self.coop.context.push_back(self.renderer.native(message))
+                self.conversation.route(message)
+            else:
+                self.conversation.user(message)
+        if self.in_place:
+            return self._step_in_place(turn)
+        self._sync(turn.reminders)
+        request = self.lifecycle.render()
+        expected = {reminder.key for reminder in turn.reminders}
+        if set(request.overlay_keys) != expected:
+            raise OverlayMismatchError(
+                f"turn {turn.index}: overlay {sorted(request.overlay_keys)} != {sorted(expected)}"
+            )
+        return self._measured(self.renderer.request(request.items))
+
+    def _step_in_place(self, turn: Turn) -> Request:
+        before = self.coop.context[:]
+        summaries = len(self.conversation.summaries)
+        history = self.coop.render()[:]
+        pairs = enumerate(zip(before, history, strict=False))
+        shorter = min(len(before), len(history))
+        kept = next((n for n, (old, new) in pairs if old is not new), shorter)
+        if kept < len(before):  # a checkpoint reclaimed the tail from ``kept`` on
+            promoted = max(len(self.conversation.summaries) - summaries, 1)
+            for key, position in self.positions.items():
+                if position > kept:
+                    self.positions[key] = kept + promoted
+        visible = {reminder.key: reminder for reminder in turn.reminders}
+        self.positions = {k: p for k, p in self.positions.items() if k in visible}
+        for key in visible:
+            self.positions.setdefault(key, len(history))
+        items = list(history)
+        order = sorted(
+            ((position, n, key) for n, (key, position) in enumerate(self.positions.items())),
+            reverse=True,
+        )
+        for position, _, key in order:  # from the back, so earlier indices stay valid
+            items[position:position] = self.renderer.native(reminder_message(visible[key]))
+        return self._measured(self.renderer.request(items))
+
+    def _measured(self, request: Request) -> Request:
+        """Note how many tokens of ``request`` are promoted summaries, then check the budget."""
+        self.summary_tokens = sum(m.tokens for m in request if _SUMMARY_MARK in m.text)
+        return check_budget(self.name, request, self.budget)
+
+    def _sync(self, reminders: tuple[Reminder, ...]) -> None:
+        lifecycle = self.lifecycle
+        for reminder in reminders:
+            message = reminder_message(reminder)
+            known = reminder.key in lifecycle
+            if known and lifecycle.get(reminder.key).content == message:
+                continue
+            if reminder.key == "todo":
+                if known:
+                    lifecycle.update("todo", content=message)
+                else:
+                    lifecycle.add(Component(message, key="todo", ttl=1, cadence=1))
+            elif reminder.key == "run-tests":
+                lifecycle.add(Component(message, key=reminder.key, ttl=1, cadence=10))
+            else:
+                lifecycle.add(Component(message, key=reminder.key, ttl=3), replace=True)
+
+    def records(self) -> Mapping[str, str] | None:
+        """Every record of the store, by id."""
+        return {key: self.store.get(key).content for key in self.store.ids()}

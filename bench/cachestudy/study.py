@@ -1,0 +1,328 @@
+"""Run every strategy on the same session and gather the results.
+
+Two knobs decide how much history a summarizing strategy carries, and so its cost: the library's
+compaction threshold and summarize-and-replace's period. Picking one value for each would decide
+the comparison, so the study sweeps both and compares each strategy at its own cheapest setting;
+the sweep itself (cost against mean context size) is reported too. The in-place strategy uses the
+library's chosen threshold, so that it differs from the library only in where reminders live.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from itertools import pairwise
+from typing import Any
+
+from hydrangea.message import Message, Role
+
+from .accounting import (
+    CACHE_READ_PRICE,
+    CACHE_WRITE_PRICE,
+    MIN_CACHEABLE_TOKENS,
+    Request,
+    StrategyTotals,
+    TurnCost,
+    cost_turns,
+    totals,
+)
+from .baselines import InPlaceReminders, SlidingWindow, SummarizeReplace
+from .library import LibraryModel
+from .render import GATEWAY, Renderer
+from .strategy import BudgetExceededError, Strategy, reminder_message
+from .summaries import reachable_texts
+from .tokens import TokenCounter, counter_name, default_counter
+from .transcript import Transcript, generate
+
+__all__ = [
+    "StrategyResult",
+    "StudyConfig",
+    "information_kept",
+    "interpolate",
+    "new_tokens",
+    "run_strategy",
+    "run_study",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class StudyConfig:
+    """The session and the settings swept."""
+
+    seed: int = 7
+    turns: int = 300
+    budget: int = 60_000
+    thresholds: tuple[int, ...] = (5_000, 10_000, 15_000, 20_000, 30_000)
+    summarize_every: tuple[int, ...] = (5, 8, 10, 15, 20, 40)
+    other_seeds: tuple[int, ...] = (8, 9)
+
+
+@dataclass(frozen=True, slots=True)
+class StrategyResult:
+    """One strategy's costs and what it kept."""
+
+    name: str
+    setting: str
+    turns: tuple[TurnCost, ...]
+    totals: StrategyTotals
+    facts_kept: int
+    facts_total: int
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def info_kept(self) -> float:
+        """Share of the session's facts still reachable from the final request."""
+        return self.facts_kept / self.facts_total if self.facts_total else 1.0
+
+
+def new_tokens(transcript: Transcript, renderer: Renderer) -> list[int]:
+    """Per turn, the tokens that are new that turn: its events, the reminder versions not shown
+    in the previous turn, and in turn 0 the system prompt."""
+    out: list[int] = []
+    previous: set[tuple[str, str]] = set()
+    for turn in transcript.turns:
+        count = sum(renderer.tokens(message) for message in turn.events)
+        if turn.index == 0:
+            count += renderer.tokens(Message(role=Role.system, content=transcript.system_prompt))
+        for reminder in turn.reminders:
+            if (reminder.key, reminder.text) not in previous:
+                count += renderer.tokens(reminder_message(reminder))
+        previous = {(r.key, r.text) for r in turn.reminders}
+        out.append(count)
+    return out
+
+
+def information_kept(facts: Sequence[str], final: Request, strategy: Strategy) -> int:
+    """How many facts are in the final request, or in a record a pointer in it leads to."""
+    final_text = "\n".join(message.text for message in final)
+    texts = reachable_texts(final_text, strategy.records())
+    return sum(1 for fact in facts if any(fact in text for text in texts))
+
+
+def run_strategy(
+    strategy: Strategy, transcript: Transcript, fresh: Sequence[int], setting: str = ""
+) -> StrategyResult:
+    """Feed the session to ``strategy`` turn by turn and account for its requests."""
+    requests = [strategy.step(turn) for turn in transcript.turns]
+    costs = cost_turns(requests, fresh)
+    facts = transcript.facts
+    kept = information_kept(facts, requests[-1], strategy)
+    extra: dict[str, Any] = {}
+    checkpoints = getattr(strategy, "checkpoints", None)
+    if checkpoints is None:
+        checkpoints = getattr(getattr(strategy, "history", None), "checkpoints", None)
+    if isinstance(checkpoints, int):
+        extra["checkpoints"] = checkpoints
+    summary_tokens = getattr(strategy, "summary_tokens", None)
+    if isinstance(summary_tokens, int):
+        extra["summary_tokens_at_end"] = summary_tokens
+    return StrategyResult(
+        strategy.name, setting, tuple(costs), totals(costs), kept, len(facts), extra
+    )
+
+
+def real_library_available() -> bool:
+    """Whether the library's coop, areas and lifecycle packages are installed."""
+    return all(
+        importlib.util.find_spec(name) is not None
+        for name in ("hydrangea.coop", "hydrangea.areas", "hydrangea.lifecycle")
+    )
+
+
+def _library(
+    transcript: Transcript, renderer: Renderer, budget: int, threshold: int, *, plain: bool
+) -> Strategy:
+    if real_library_available():
+        from .real_library import LibraryStrategy, PlainFactSummarizer
+
+        summarizer = PlainFactSummarizer() if plain else None
+        return LibraryStrategy(
+            transcript, renderer, budget, threshold=threshold, summarizer=summarizer
+        )
+    return LibraryModel(transcript, renderer, budget, threshold=threshold)
+
+
+def _in_place(transcript: Transcript, renderer: Renderer, budget: int, threshold: int) -> Strategy:
+    if real_library_available():
+        from .real_library import LibraryStrategy
+
+        return LibraryStrategy(transcript, renderer, budget, threshold=threshold, in_place=True)
+    return InPlaceReminders(transcript, renderer, budget, threshold=threshold)
+
+
+def run_study(
+    config: StudyConfig | None = None, counter: TokenCounter | None = None
+) -> dict[str, Any]:
+    """Run the sweep and the comparison; return JSON-ready results."""
+    config = config or StudyConfig()
+    counter = counter or default_counter()
+    transcript = generate(config.seed, config.turns)
+    renderer = Renderer(counter)
+    fresh = new_tokens(transcript, renderer)
+    budget = config.budget
+
+    def run(make: Callable[[], Strategy], setting: str) -> StrategyResult:
+        return run_strategy(make(), transcript, fresh, setting)
+
+    def library_at(threshold: int, plain: bool = False) -> Callable[[], Strategy]:
+        return lambda: _library(transcript, renderer, budget, threshold, plain=plain)
+
+    def summarize_every(every: int) -> Callable[[], Strategy]:
+        return lambda: SummarizeReplace(transcript, renderer, budget, every=every)
+
+    library_sweep: list[StrategyResult] = []
+    infeasible: list[dict[str, str]] = []
+    for value in config.thresholds:
+        try:
+            library_sweep.append(run(library_at(value), f"threshold {value}"))
+        except BudgetExceededError as exc:
+            infeasible.append({"setting": f"threshold {value}", "error": str(exc)})
+    summary_sweep: list[StrategyResult] = []
+    for value in config.summarize_every:
+        try:
+            summary_sweep.append(run(summarize_every(value), f"every {value} turns"))
+        except BudgetExceededError as exc:
+            infeasible.append({"setting": f"every {value}", "error": str(exc)})
+    variant_sweep: list[StrategyResult] = []
+    if real_library_available():
+        for value in config.thresholds:
+            try:
+                variant_sweep.append(run(library_at(value, plain=True), f"threshold {value}"))
+            except BudgetExceededError as exc:
+                infeasible.append({"setting": f"plain threshold {value}", "error": str(exc)})
+    if not library_sweep or not summary_sweep:
+        raise BudgetExceededError(f"no feasible setting: {infeasible}")
+    best_library = min(library_sweep, key=lambda r: r.totals.billed)
+    best_summary = min(summary_sweep, key=lambda r: r.totals.billed)
+    threshold = int(best_library.setting.rsplit(" ", 1)[1])
+    main = [
+        best_library,
+        run(lambda: SlidingWindow(transcript, renderer, budget), "trim to fit"),
+        best_summary,
+        run(lambda: _in_place(transcript, renderer, budget, threshold), f"threshold {threshold}"),
+    ]
+    check = run(
+        lambda: LibraryModel(transcript, renderer, budget, threshold=threshold),
+        f"threshold {threshold}",
+    )
+    sweep = [*library_sweep, *variant_sweep, *summary_sweep]
+    every = int(best_summary.setting.split()[1])
+    seeds = [_other_seed(seed, config, counter, threshold, every) for seed in config.other_seeds]
+    out = _to_json(config, counter, transcript, main, sweep, check, infeasible)
+    out["other_seeds"] = seeds
+    return out
+
+
+def _other_seed(
+    seed: int, config: StudyConfig, counter: TokenCounter, threshold: int, every: int
+) -> dict[str, Any]:
+    """The library, summarize-and-replace and in-place at the chosen settings on another seed."""
+    transcript = generate(seed, config.turns)
+    renderer = Renderer(counter)
+    fresh = new_tokens(transcript, renderer)
+    budget = config.budget
+    results = [
+        run_strategy(_library(transcript, renderer, budget, threshold, plain=False), transcript,
+                     fresh, f"threshold {threshold}"),
+        run_strategy(SummarizeReplace(transcript, renderer, budget, every=every), transcript,
+                     fresh, f"every {every} turns"),
+        run_strategy(_in_place(transcript, renderer, budget, threshold), transcript, fresh,
+                     f"threshold {threshold}"),
+    ]
+    return {"seed": seed, "strategies": [_row(r, results[0], per_turn=False) for r in results]}
+
+
+def interpolate(points: Sequence[tuple[float, float]], x: float) -> float | None:
+    """Linear interpolation of ``y`` at ``x`` over ``(x, y)`` points; None outside their range."""
+    ordered = sorted(points)
+    for (x0, y0), (x1, y1) in pairwise(ordered):
+        if x0 <= x <= x1:
+            return y0 if x1 == x0 else y0 + (y1 - y0) * (x - x0) / (x1 - x0)
+    return None
+
+
+def _row(result: StrategyResult, library: StrategyResult, per_turn: bool) -> dict[str, Any]:
+    t = result.totals
+    row: dict[str, Any] = {
+        "name": result.name,
+        "setting": result.setting,
+        "input_tokens": t.input_tokens,
+        "reused_tokens": t.reused_tokens,
+        "new_tokens": t.new_tokens,
+        "reuse_share": t.reuse_share,
+        "new_share": t.new_share,
+        "reuse_limit": t.reuse_limit,
+        "gap_to_limit_pp": 100 * (t.reuse_limit - t.reuse_share),
+        "billed": t.billed,
+        "billed_vs_library": t.billed / library.totals.billed,
+        "peak_tokens": t.peak_tokens,
+        "mean_tokens": t.mean_tokens,
+        "facts_kept": result.facts_kept,
+        "facts_total": result.facts_total,
+        "info_kept": result.info_kept,
+        **result.extra,
+    }
+    if per_turn:
+        row["per_turn"] = {
+            "input": [c.input_tokens for c in result.turns],
+            "reused": [c.reused_tokens for c in result.turns],
+            "new": [c.new_tokens for c in result.turns],
+            "billed": [round(c.billed, 2) for c in result.turns],
+        }
+    return row
+
+
+def _to_json(
+    config: StudyConfig,
+    counter: TokenCounter,
+    transcript: Transcript,
+    main: Sequence[StrategyResult],
+    sweep: Sequence[StrategyResult],
+    check: StrategyResult,
+    infeasible: Sequence[dict[str, str]],
+) -> dict[str, Any]:
+    library = main[0]
+    gap = 100 * (library.totals.reuse_limit - library.totals.reuse_share)
+    summarizing = [r for r in sweep if r.name == "summarize and replace"]
+    matched = interpolate(
+        [(r.totals.mean_tokens, r.totals.billed) for r in summarizing], library.totals.mean_tokens
+    )
+    return {
+        "study": "cache",
+        "gateway": GATEWAY.value,
+        "counter": counter_name(counter),
+        "library_pieces": "real" if real_library_available() else "local model",
+        "config": {
+            "seed": config.seed,
+            "other_seeds": list(config.other_seeds),
+            "turns": config.turns,
+            "budget": config.budget,
+            "thresholds": list(config.thresholds),
+            "summarize_every": list(config.summarize_every),
+            "prefix_granularity": "message",
+            "min_cacheable_tokens": MIN_CACHEABLE_TOKENS,
+            "cache_read_price": CACHE_READ_PRICE,
+            "cache_write_price": CACHE_WRITE_PRICE,
+        },
+        "session": {
+            "turns": len(transcript.turns),
+            "facts": len(transcript.facts),
+            "new_tokens_total": library.totals.new_tokens,
+        },
+        "strategies": [_row(result, library, per_turn=True) for result in main],
+        "sweep": [_row(result, library, per_turn=False) for result in sweep],
+        "infeasible": list(infeasible),
+        "cross_check": _row(check, library, per_turn=False),
+        "targets": {
+            "library_gap_to_limit_pp": gap,
+            "library_within_5pp": gap <= 5.0,
+            "library_cheapest": all(
+                library.totals.billed < other.totals.billed for other in main[1:]
+            ),
+            "summarize_billed_at_library_mean_size": matched,
+            "library_vs_summarize_at_same_size": (
+                library.totals.billed / matched if matched else None
+            ),
+        },
+    }

@@ -1,0 +1,323 @@
+"""The cache study of bench/cache.py: the session generator, the cache accounting, the strategies.
+
+The study lives in ``bench/cachestudy`` (imported as ``bench.cachestudy`` from the repository
+root). Expected figures in the accounting tests are computed by hand in the comments.
+"""
+
+from __future__ import annotations
+
+import math
+from itertools import takewhile
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from bench.cachestudy.accounting import (
+    CACHE_READ_PRICE,
+    CACHE_WRITE_PRICE,
+    MIN_CACHEABLE_TOKENS,
+    Request,
+    RequestMessage,
+    billed_cost,
+    cost_turns,
+    reused_tokens,
+    shared_prefix_tokens,
+    totals,
+)
+from bench.cachestudy.baselines import InPlaceReminders, SlidingWindow, SummarizeReplace
+from bench.cachestudy.library import LibraryModel
+from bench.cachestudy.real_library import LibraryStrategy
+from bench.cachestudy.render import Renderer
+from bench.cachestudy.strategy import Strategy, reminder_message
+from bench.cachestudy.study import information_kept, new_tokens, run_strategy
+from bench.cachestudy.summaries import first_sentence, reachable_texts
+from bench.cachestudy.tokens import LocalApproxCounter
+from bench.cachestudy.transcript import Transcript, generate
+from bench.reporting.cache import cache_section
+from bench.reporting.common import Page
+from bench.reporting.peers import asof_section, coop_section, generic_section, lifecycle_section
+from hydrangea.message import Role, ToolCallPart, ToolResultPart
+
+
+def _tokens(text: str) -> int:
+    return math.ceil(len(text) / 4)
+
+
+def _request(*pairs: tuple[str, int]) -> Request:
+    return tuple(RequestMessage(text, tokens) for text, tokens in pairs)
+
+
+# -- the session generator -------------------------------------------------------------------
+
+
+def test_same_seed_gives_the_same_session_and_another_seed_another() -> None:
+    first = generate(11, turns=80)
+    again = generate(11, turns=80)
+    other = generate(12, turns=80)
+    assert first == again
+    assert first.system_prompt == again.system_prompt
+    assert first != other
+    assert first.system_prompt != other.system_prompt
+    assert first.facts != other.facts
+
+
+def _tool_results(transcript: Transcript) -> list[str]:
+    return [
+        part.content
+        for turn in transcript.turns
+        for message in turn.events
+        for part in message.parts
+        if isinstance(part, ToolResultPart)
+    ]
+
+
+def test_the_default_session_has_the_promised_shape() -> None:
+    session = generate(7)
+    assert len(session.turns) == 300
+    assert 1_400 <= _tokens(session.system_prompt) <= 1_600
+    outputs = _tool_results(session)
+    assert len(outputs) > 200
+    assert all(200 <= _tokens(text) <= 5_000 for text in outputs)
+    assert max(_tokens(text) for text in outputs) > 3_000  # the range is used, not just allowed
+    assert any("[document 1]" in text for text in outputs)  # retrieved documents
+    users = [m.content for t in session.turns for m in t.events if m.role is Role.user]
+    texts = [content for content in users if isinstance(content, str)]  # not tool results
+    assert len(texts) >= 20
+    assert all(50 <= _tokens(text) <= 650 for text in texts)
+    assert len(session.facts) >= 100
+
+
+@given(st.integers(min_value=0, max_value=2**32))
+def test_every_session_keeps_its_promises(seed: int) -> None:
+    session = generate(seed, turns=30)
+    assert 1_400 <= _tokens(session.system_prompt) <= 1_600
+    assert all(200 <= _tokens(text) <= 5_000 for text in _tool_results(session))
+    # facts are unique, planted in exactly one message each, never in its first sentence
+    assert len(set(session.facts)) == len(session.facts)
+    for turn in session.turns:
+        for fact in turn.facts:
+            holders = [m for m in turn.events if fact in m.text]
+            assert len(holders) == 1
+            assert fact not in first_sentence(holders[0].text)
+    # every tool call is answered in the same turn; a tool loop is 3 to 12 tool steps long
+    loop = 0
+    for turn in session.turns[1:]:
+        calls = [p for m in turn.events for p in m.parts if isinstance(p, ToolCallPart)]
+        results = [p for m in turn.events for p in m.parts if isinstance(p, ToolResultPart)]
+        assert [c.id for c in calls] == [r.call_id for r in results]
+        if calls:
+            loop += 1
+        else:
+            assert 3 <= loop <= 12
+            loop = 0
+    assert loop <= 12
+    # the to-do reminder is always visible; the test reminder every tenth turn only
+    for turn in session.turns:
+        keys = [r.key for r in turn.reminders]
+        assert keys[0] == "todo"
+        assert ("run-tests" in keys) == (turn.index % 10 == 0)
+
+
+def test_a_session_needs_a_turn() -> None:
+    with pytest.raises(ValueError, match="at least one turn"):
+        generate(1, turns=0)
+
+
+# -- the cache accounting --------------------------------------------------------------------
+
+
+def test_three_requests_computed_by_hand() -> None:
+    first = _request(("sys", 1_500), ("u1", 300))
+    second = _request(("sys", 1_500), ("u1", 300), ("a1", 200), ("t1", 800))
+    third = _request(("sys", 1_500), ("u1 edited", 300), ("a1", 200), ("t1", 800), ("u2", 100))
+    # first: nothing cached; second: sys + u1 = 1,800; third: u1 changed, so sys only = 1,500
+    costs = cost_turns([first, second, third], [1_800, 1_000, 400])
+    assert [c.input_tokens for c in costs] == [1_800, 2_800, 2_900]
+    assert [c.reused_tokens for c in costs] == [0, 1_800, 1_500]
+    # billed: 1,800 * 1.25 = 2,250; 1,800 * 0.1 + 1,000 * 1.25 = 1,430;
+    # 1,500 * 0.1 + 1,400 * 1.25 = 1,900
+    assert [c.billed for c in costs] == pytest.approx([2_250.0, 1_430.0, 1_900.0])
+    total = totals(costs)
+    assert total.input_tokens == 7_500
+    assert total.reused_tokens == 3_300
+    assert total.billed == pytest.approx(5_580.0)
+    assert total.peak_tokens == 2_900
+    assert total.mean_tokens == pytest.approx(2_500.0)
+    assert total.reuse_share == pytest.approx(3_300 / 7_500)
+    # new tokens 3,200 of 7,500: at most 4,300 / 7,500 could ever be reused
+    assert total.reuse_limit == pytest.approx(4_300 / 7_500)
+
+
+def test_a_prefix_shorter_than_the_minimum_is_not_cached() -> None:
+    assert MIN_CACHEABLE_TOKENS == 1_024
+    previous = _request(("sys", 1_000), ("u1", 500))
+    assert reused_tokens(previous, _request(("sys", 1_000), ("u2", 500))) == 0
+    assert reused_tokens(_request(("sys", 1_023)), _request(("sys", 1_023), ("x", 9))) == 0
+    assert reused_tokens(_request(("sys", 1_024)), _request(("sys", 1_024), ("x", 9))) == 1_024
+    assert reused_tokens(None, previous) == 0
+
+
+def test_cache_pricing() -> None:
+    assert (CACHE_READ_PRICE, CACHE_WRITE_PRICE) == (0.1, 1.25)
+    assert billed_cost(10_000, 0) == pytest.approx(12_500.0)
+    assert billed_cost(10_000, 10_000) == pytest.approx(1_000.0)
+    assert billed_cost(10_000, 4_000) == pytest.approx(400.0 + 7_500.0)
+    with pytest.raises(ValueError, match="outside"):
+        billed_cost(100, 101)
+
+
+def test_bad_accounting_input_is_refused() -> None:
+    with pytest.raises(ValueError, match="requests but"):
+        cost_turns([_request(("a", 5))], [])
+    with pytest.raises(ValueError, match="new tokens in a request"):
+        cost_turns([_request(("a", 5))], [6])
+
+
+_messages = st.lists(st.tuples(st.sampled_from("abc"), st.integers(1, 900)), max_size=8)
+
+
+@given(_messages, _messages)
+def test_shared_prefix_against_an_oracle(
+    left: list[tuple[str, int]], right: list[tuple[str, int]]
+) -> None:
+    before, after = _request(*left), _request(*right)
+    pairs = zip(before, after, strict=False)
+    same = list(takewhile(lambda pair: pair[0].text == pair[1].text, pairs))
+    assert shared_prefix_tokens(before, after) == sum(now.tokens for _, now in same)
+    reused = reused_tokens(before, after)
+    assert reused in (0, shared_prefix_tokens(before, after))
+    assert reused == 0 or reused >= MIN_CACHEABLE_TOKENS
+    assert reused <= sum(m.tokens for m in after)
+
+
+# -- information kept ------------------------------------------------------------------------
+
+
+class _Stub:
+    name = "stub"
+
+    def __init__(self, records: dict[str, str] | None) -> None:
+        self._records = records
+
+    def step(self, turn: object) -> Request:
+        raise AssertionError("not used")
+
+    def records(self) -> dict[str, str] | None:
+        return self._records
+
+
+def test_information_kept_counts_verbatim_facts_and_pointed_records() -> None:
+    final = _request(('summary ["conversation/turn-5/user"]', 10), ("FACT-A is here", 5))
+    records = {
+        "conversation/turn-5/user": "FACT-B in full",
+        "conversation/turn-50/user": "FACT-C not pointed to",
+    }
+    facts = ["FACT-A", "FACT-B", "FACT-C", "FACT-D"]
+    assert information_kept(facts, final, _Stub(records)) == 2
+    assert information_kept(facts, final, _Stub(None)) == 1
+    texts = reachable_texts("see conversation/turn-50/user", records)
+    assert texts[1:] == ["FACT-C not pointed to"]  # turn-5 is not a prefix match of turn-50
+
+
+# -- the strategies on a short session -------------------------------------------------------
+
+_BUDGET = 60_000
+
+
+@pytest.fixture(scope="module")
+def session() -> Transcript:
+    return generate(5, turns=60)
+
+
+def _run(strategy: Strategy, session: Transcript, renderer: Renderer) -> list[Request]:
+    return [strategy.step(turn) for turn in session.turns]
+
+
+def test_every_strategy_stays_within_the_budget(session: Transcript) -> None:
+    renderer = Renderer(LocalApproxCounter())
+    fresh = new_tokens(session, renderer)
+    strategies: list[Strategy] = [
+        LibraryStrategy(session, renderer, _BUDGET, threshold=6_000),
+        LibraryStrategy(session, renderer, _BUDGET, threshold=6_000, in_place=True),
+        LibraryModel(session, renderer, _BUDGET, threshold=6_000),
+        InPlaceReminders(session, renderer, _BUDGET, threshold=6_000),
+        SlidingWindow(session, renderer, _BUDGET),
+        SummarizeReplace(session, renderer, _BUDGET, every=10),
+    ]
+    for strategy in strategies:
+        result = run_strategy(strategy, session, fresh)
+        assert result.totals.peak_tokens <= _BUDGET, strategy.name
+        assert result.totals.reused_tokens <= result.totals.input_tokens - result.totals.new_tokens
+        if strategy.records() is not None:  # summaries with pointers keep every fact
+            assert result.info_kept == 1.0, strategy.name
+    sliding = run_strategy(SlidingWindow(session, renderer, _BUDGET), session, fresh)
+    assert sliding.info_kept < 1.0  # the budget forces it to forget
+
+
+def test_the_library_history_is_append_only_between_checkpoints(session: Transcript) -> None:
+    renderer = Renderer(LocalApproxCounter())
+    library = LibraryStrategy(session, renderer, _BUDGET, threshold=6_000)
+    previous: Request | None = None
+    previous_checkpoints = 0
+    previous_overlay = 0
+    checked = 0
+    for turn in session.turns:
+        request = library.step(turn)
+        if previous is not None and library.checkpoints == previous_checkpoints:
+            history = previous[: len(previous) - previous_overlay]
+            assert request[: len(history)] == history
+            checked += 1
+        previous, previous_checkpoints = request, library.checkpoints
+        previous_overlay = len(turn.reminders)
+        tail = sorted(m.text for m in request[len(request) - len(turn.reminders) :])
+        shown = [renderer.request_of([reminder_message(r)])[0].text for r in turn.reminders]
+        assert tail == sorted(shown)
+    assert library.checkpoints >= 2
+    assert checked >= len(session.turns) - library.checkpoints - 1
+
+
+def test_in_place_reminders_rewrite_history_the_library_does_not(session: Transcript) -> None:
+    renderer = Renderer(LocalApproxCounter())
+    fresh = new_tokens(session, renderer)
+    overlay = run_strategy(
+        LibraryStrategy(session, renderer, _BUDGET, threshold=6_000), session, fresh
+    )
+    in_place = run_strategy(
+        LibraryStrategy(session, renderer, _BUDGET, threshold=6_000, in_place=True), session, fresh
+    )
+    # same content, so the same sizes; only the reminders' position differs
+    assert [t.input_tokens for t in overlay.turns] == [t.input_tokens for t in in_place.turns]
+    assert in_place.totals.reused_tokens < overlay.totals.reused_tokens
+    assert in_place.totals.billed > overlay.totals.billed
+
+
+# -- the report never fails on a partial or odd run ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "odd",
+    [
+        {},
+        {"strategies": [{"name": 3}], "sweep": "x", "targets": 5, "config": [], "session": None},
+        {"strategies": [{"name": "a", "billed_vs_library": 0.5}], "other_seeds": [{"seed": 1}]},
+        {"rows": [{"items": "a", "hydrangea_seconds": 1, "keelgate_seconds": None}]},
+        {"seconds_by_areas": {"x": "y"}, "ratio_by_context_length": {"10": 1.0, "100": 2.0}},
+        {"render_us": {"10": "fast"}, "per_turn": [1, 2, 3, 4, 5, 6, 7]},
+    ],
+)
+def test_report_sections_tolerate_missing_and_odd_results(
+    odd: dict[str, object], tmp_path: Path
+) -> None:
+    sections = [cache_section, coop_section, asof_section, lifecycle_section]
+    for section in sections:
+        page = Page(image_dir=tmp_path, image_link="img")
+        section(page, None, "not run")
+        assert any("*not run*" in line for line in page.lines)
+        page = Page(image_dir=tmp_path, image_link="img")
+        section(page, dict(odd), None)
+        assert page.lines[0].startswith("## ")
+    page = Page(image_dir=tmp_path, image_link="img")
+    generic_section(page, "other", None, "unreadable (bad JSON)")
+    assert any("unreadable" in line for line in page.lines)
