@@ -1,4 +1,4 @@
-"""Regenerate docs/benchmarks.md and its plots from bench/results/*.json.
+"""Regenerate docs/en/benchmarks.md, docs/ja/benchmarks.md and their plots from results.
 
     python bench/report.py
 
@@ -18,7 +18,8 @@ from typing import Any
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 RESULTS = BENCH / "results"
-DOC = ROOT / "docs" / "benchmarks.md"
+DOC = ROOT / "docs" / "en" / "benchmarks.md"
+DOC_JA = ROOT / "docs" / "ja" / "benchmarks.md"
 IMAGES = ROOT / "docs" / "assets" / "bench"
 
 if str(BENCH) not in sys.path:
@@ -82,7 +83,7 @@ def _stale(run: dict[str, Any] | None, name: str) -> str | None:
 
 def build() -> Page:
     """Assemble the report page (and draw its plots)."""
-    page = Page(image_dir=IMAGES, image_link="assets/bench")
+    page = Page(image_dir=IMAGES, image_link="../assets/bench")
     run, _ = load_json(RESULTS / "run.json")
     names = list(KNOWN) + sorted(
         p.stem for p in RESULTS.glob("*.json") if p.stem not in (*KNOWN, "run")
@@ -126,11 +127,35 @@ def build() -> Page:
     return page
 
 
+_JA_INTRO = [
+    "# ベンチマーク",
+    "",
+    "このページは `bench/report.py` が `bench/results/*.json` から生成します。すべてを作り直すには "
+    "`make bench` (`python3 bench/run_all.py`) を実行してください。手で編集しないでください。",
+    "",
+    "数値はどれも同じ実行の中で並べて測った比であり、絶対時間よりもマシン間で比べやすいものです。"
+    "絶対時間は参考として示しています。以下の表と図の見出しは生成されたままの英語です。",
+    "",
+]
+
+
+def _japanese(lines: list[str]) -> list[str]:
+    """The Japanese page: a translated introduction, then the generated tables as they are."""
+    body = list(lines)
+    if body and body[0].startswith("# "):
+        body = body[1:]
+    while body and not body[0].startswith(("Every figure", "Machine", "**", "Last", "##")):
+        body = body[1:]
+    return _JA_INTRO + [line for line in body if not line.startswith("Every figure")]
+
+
 def main() -> int:
-    """Write docs/benchmarks.md."""
+    """Write docs/en/benchmarks.md and its Japanese twin."""
     page = build()
     DOC.parent.mkdir(parents=True, exist_ok=True)
     DOC.write_text("\n".join(page.lines), encoding="utf-8")
+    DOC_JA.parent.mkdir(parents=True, exist_ok=True)
+    DOC_JA.write_text("\n".join(_japanese(page.lines)), encoding="utf-8")
     print(f"wrote {DOC.relative_to(ROOT)} and {len(page.images)} plots")
     for note in page.notes:
         print(f"note: {note}")
