@@ -1,0 +1,187 @@
+"""A persistent record of the history, so that requests and snapshots stay exact and cheap.
+
+The lifecycle mirrors the Context it watches in a chain of append-only segments. A view of
+the history at some moment is ``(segment, length)``: taking one is O(1), and it stays exact
+after the collector detaches a tail, because a detach starts a new segment instead of
+truncating the old one. Reading a view back walks it: O(length).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from hydrangea.context.adapter import Adapter
+from hydrangea.context.native import NativeContent
+from hydrangea.lifecycle.visibility import Phase
+
+__all__ = ["HistoryLog", "HistoryView", "LifecycleRequest", "OverlayItem", "Snapshot"]
+
+
+@dataclass(eq=False, slots=True)
+class Segment:
+    """Items appended after the first ``parent_len`` items of ``parent``'s view."""
+
+    parent: Segment | None
+    parent_len: int
+    items: list[NativeContent] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryView:
+    """The first ``length`` items of the chain ending at ``segment``."""
+
+    segment: Segment
+    length: int
+
+    def items(self) -> tuple[NativeContent, ...]:
+        """The items of this view, oldest first."""
+        chunks: list[list[NativeContent]] = []
+        segment: Segment | None = self.segment
+        length = self.length
+        while segment is not None and length > 0:
+            own = length - segment.parent_len
+            if own > 0:
+                chunks.append(segment.items[:own])
+                length = segment.parent_len
+            segment = segment.parent
+        out: list[NativeContent] = []
+        for chunk in reversed(chunks):
+            out.extend(chunk)
+        return tuple(out)
+
+
+class HistoryLog:
+    """Keeps a segment chain in step with a Context that only grows or loses a tail."""
+
+    __slots__ = ("_flat", "_segment")
+
+    def __init__(self, items: Sequence[NativeContent] = ()) -> None:
+        self._segment = Segment(None, 0, list(items))
+        self._flat: list[NativeContent] = list(items)
+
+    @property
+    def segment(self) -> Segment:
+        """The segment new items go to."""
+        return self._segment
+
+    def __len__(self) -> int:
+        return len(self._flat)
+
+    def __getitem__(self, index: int) -> NativeContent:
+        return self._flat[index]
+
+    @property
+    def flat(self) -> Sequence[NativeContent]:
+        """The current history (the same objects the Context holds); do not mutate."""
+        return self._flat
+
+    def view(self) -> HistoryView:
+        """An O(1) view of the current history that stays exact from now on."""
+        return HistoryView(self._segment, len(self._flat))
+
+    def sync(self, context: Sequence[NativeContent]) -> int | None:
+        """Catch up with ``context``; return the index a detach started from, or ``None``.
+
+        Items are compared by identity: the Context copies every item it takes in, so an
+        item detached and appended again is a new object. Cost: O(log n) to find a detach
+        point, plus O(new items).
+        """
+        old = len(self._flat)
+        size = len(context)
+        if old and (size < old or context[old - 1] is not self._flat[old - 1]):
+            low, high = 0, min(old, size)  # first index whose object differs
+            while low < high:
+                mid = (low + high) // 2
+                if context[mid] is self._flat[mid]:
+                    low = mid + 1
+                else:
+                    high = mid
+            detached_from: int | None = low
+            del self._flat[low:]
+            self._segment = Segment(self._segment, low)
+        else:
+            detached_from = None
+        fresh = list(context[len(self._flat) : size])
+        self._flat.extend(fresh)
+        self._segment.items.extend(fresh)
+        return detached_from
+
+
+@dataclass(frozen=True, slots=True)
+class OverlayItem:
+    """One ephemeral component as placed in one request."""
+
+    key: str
+    phase: Phase
+    items: tuple[NativeContent, ...]
+    """The component's native items (shared between requests; never mutate them)."""
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class LifecycleRequest:
+    """One request: the history at render time with the overlay placed at its tail.
+
+    Taking it is O(overlay); :attr:`items` and :attr:`kwargs` walk the whole history.
+    """
+
+    episode: int
+    """The episode this request belongs to (0 for the first render)."""
+    history_view: HistoryView
+    anchor: int
+    """Where the ``before`` overlay is inserted in the history."""
+    before: tuple[OverlayItem, ...]
+    after: tuple[OverlayItem, ...]
+    adapter: Adapter
+
+    @property
+    def overlay(self) -> tuple[OverlayItem, ...]:
+        """The overlay in request order: ``before`` components, then ``after`` ones."""
+        return self.before + self.after
+
+    @property
+    def overlay_keys(self) -> tuple[str, ...]:
+        """The keys of the overlay's components, in request order."""
+        return tuple(item.key for item in self.overlay)
+
+    @property
+    def history(self) -> tuple[NativeContent, ...]:
+        """The history part of the request (overlay excluded)."""
+        return self.history_view.items()
+
+    @property
+    def items(self) -> tuple[NativeContent, ...]:
+        """The request's items: history with the overlay inserted."""
+        history = self.history
+        out: list[NativeContent] = list(history[: self.anchor])
+        for entry in self.before:
+            out.extend(entry.items)
+        out.extend(history[self.anchor :])
+        for entry in self.after:
+            out.extend(entry.items)
+        return tuple(out)
+
+    @property
+    def kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for the gateway's SDK call (without ``model``)."""
+        return self.adapter.build_request(self.items)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Snapshot:
+    """A sealed request: exactly what the request was at :meth:`Lifecycle.seal` time."""
+
+    id: str
+    trigger: str
+    request: LifecycleRequest
+
+    @property
+    def episode(self) -> int:
+        """The episode of the sealed request (-1 if sealed before the first render)."""
+        return self.request.episode
+
+    @property
+    def items(self) -> tuple[NativeContent, ...]:
+        """The sealed request's items, history and overlay."""
+        return self.request.items

@@ -1,0 +1,426 @@
+"""The lifecycle session: components with schedules, attached to a CoopContext (or a Context).
+
+Each :meth:`Lifecycle.render` is one **episode** (one model turn). It runs the CoopContext's
+own ``render()`` (collection, then the areas' unfold pass), appends new permanent components to
+the history, and returns a :class:`~hydrangea.lifecycle.history.LifecycleRequest`: the history
+with the episode's ephemeral components placed in a tail overlay.
+
+Permanent components (``ttl=None``) are appended to the Context directly, after the areas'
+output of the episode in which they first appear. They are not areas: an area would either
+block the collection of every area before it (while retained) or drag the model's replies after
+it into the reclaimed tail (once retired). If a collection detaches a permanent component, the
+session appends it again at the end of that render, so it is never lost.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import secrets
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, assert_never
+
+from hydrangea.context.context import Context
+from hydrangea.context.native import NativeContent
+from hydrangea.errors import ContextStateError, SerializationError
+from hydrangea.lifecycle.component import AUTO_KEY_PREFIX, Component, Phase, Placement
+from hydrangea.lifecycle.errors import (
+    ComponentNotFoundError,
+    DuplicateKeyError,
+    InvalidComponentError,
+    InvalidTargetError,
+    PermanentComponentError,
+)
+from hydrangea.lifecycle.history import HistoryLog, LifecycleRequest, OverlayItem, Snapshot
+from hydrangea.lifecycle.placement import before_newest
+from hydrangea.lifecycle.records import ComponentState, PlainRenderer, Renderer, SnapshotHistory
+from hydrangea.lifecycle.visibility import next_change, visible_at
+from hydrangea.message import Message
+
+__all__ = ["Lifecycle"]
+
+_log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True, eq=False)
+class _Entry:
+    key: str
+    auto: bool
+    seq: int
+    component: Component
+    start: int
+    natives: tuple[NativeContent, ...]
+    committed: tuple[int, int] | None = None
+    shown: dict[Phase, OverlayItem] = field(default_factory=dict)
+    """Overlay items already made for this entry, by phase (reset when it changes)."""
+
+
+class Lifecycle:
+    """Components with lifecycles over the append-only history of a CoopContext.
+
+    ``target`` is a :class:`~hydrangea.coop.CoopContext` (or any :class:`Renderer`), or a bare
+    :class:`~hydrangea.context.Context` when no areas are needed. Not thread-safe: use one
+    session from one thread.
+    """
+
+    __slots__ = (
+        "_committed",
+        "_entries",
+        "_episode",
+        "_last",
+        "_live",
+        "_log",
+        "_pending",
+        "_renderer",
+        "_rendering",
+        "_seals",
+        "_seq",
+        "_session",
+        "_snapshots",
+    )
+
+    def __init__(self, target: Renderer | Context) -> None:
+        self._renderer: Renderer = PlainRenderer(target) if isinstance(target, Context) else target
+        if not isinstance(self._renderer, Renderer):
+            raise InvalidTargetError(
+                f"a Lifecycle attaches to a CoopContext or a Context, got {type(target).__name__}"
+            )
+        self._log = HistoryLog(self._renderer.context[:])
+        self._entries: dict[str, _Entry] = {}
+        self._live: dict[str, _Entry] = {}
+        self._pending: dict[str, _Entry] = {}
+        self._committed: list[_Entry] = []
+        self._episode = 0
+        self._seq = 0
+        self._seals = 0
+        self._session = secrets.token_hex(6)
+        self._snapshots: dict[str, Snapshot] = {}
+        self._last: LifecycleRequest | None = None
+        self._rendering = False
+
+    # -- reading -----------------------------------------------------------------------------
+
+    @property
+    def context(self) -> Context:
+        """The Context whose history this session manages."""
+        return self._renderer.context
+
+    @property
+    def renderer(self) -> Renderer:
+        """The CoopContext (or plain renderer) this session drives."""
+        return self._renderer
+
+    @property
+    def episode(self) -> int:
+        """The episode of the latest render (-1 before the first)."""
+        return self._episode - 1
+
+    @property
+    def next_episode(self) -> int:
+        """The episode the next render will be; components added now start there."""
+        return self._episode
+
+    @property
+    def last_request(self) -> LifecycleRequest | None:
+        """The request returned by the latest render, or ``None`` before the first."""
+        return self._last
+
+    @property
+    def history(self) -> SnapshotHistory:
+        """Sealed snapshots (``history.at_snapshot(id)``)."""
+        return SnapshotHistory(self._snapshots)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._entries
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def keys(self) -> tuple[str, ...]:
+        """Every component key, in insertion order."""
+        return tuple(self._entries)
+
+    def states(self) -> Iterator[ComponentState]:
+        """Every component with its first episode, in insertion order."""
+        for entry in self._entries.values():
+            yield ComponentState(entry.key, entry.component, entry.start, entry.committed)
+
+    def get(self, key: str) -> Component:
+        """The component under ``key``; :class:`ComponentNotFoundError` if there is none.
+
+        Expired components are forgotten: their keys are free again.
+        """
+        return self._entry(key).component
+
+    def get_by_tags(
+        self, tags: Iterable[str], *, match: Literal["any", "all"] = "any"
+    ) -> list[Component]:
+        """Components carrying any (default) or all of ``tags``, in insertion order."""
+        wanted = frozenset([tags] if isinstance(tags, str) else tags)
+        if not wanted:
+            raise InvalidComponentError("get_by_tags needs at least one tag")
+        found: list[Component] = []
+        for entry in self._entries.values():
+            tags_of = entry.component.tags
+            match match:
+                case "any":
+                    hit = not wanted.isdisjoint(tags_of)
+                case "all":
+                    hit = wanted <= tags_of
+                case _:
+                    raise InvalidComponentError(f"match must be 'any' or 'all', got {match!r}")
+            if hit:
+                found.append(entry.component)
+        return found
+
+    # -- changing ----------------------------------------------------------------------------
+
+    def add(self, component: Component, *, replace: bool = False) -> str:
+        """Add ``component``; it starts at the next render. Returns its key.
+
+        A component without a key gets one starting with ``#``. A taken key raises
+        :class:`DuplicateKeyError` unless ``replace=True``: the new component then takes the
+        old one's place in the overlay order and its schedule starts afresh.
+        """
+        if not isinstance(component, Component):
+            raise InvalidComponentError(f"expected a Component, got {type(component).__name__}")
+        key = component.key
+        if key is not None and key.startswith(AUTO_KEY_PREFIX):
+            raise InvalidComponentError(
+                f"keys starting with {AUTO_KEY_PREFIX!r} are assigned by the lifecycle: {key!r}"
+            )
+        natives = self._convert(component.content)
+        old = self._entries.get(key) if key is not None else None
+        if old is not None:
+            if not replace:
+                raise DuplicateKeyError(
+                    f"a component with key {key!r} exists; pass replace=True to replace it"
+                )
+            self._check_mutable(old, "replaced")
+            self._unlink(old)
+            seq = old.seq
+        else:
+            self._seq += 1
+            seq = self._seq
+        auto = key is None
+        if key is None:
+            key = f"{AUTO_KEY_PREFIX}{seq}"
+        entry = _Entry(key, auto, seq, component, self._episode, natives)
+        self._entries[key] = entry
+        self._link(entry)
+        return key
+
+    def update(
+        self,
+        key: str,
+        *,
+        content: Message | str | None = None,
+        tags: Iterable[str] | None = None,
+        restart: bool = False,
+    ) -> Component:
+        """Change a component's content and/or tags, keeping its key and its overlay position.
+
+        The schedule is kept (``restart=False``) or starts afresh at the next render. The
+        content of a permanent component already in the history cannot change.
+        """
+        entry = self._entry(key)
+        if content is not None or restart:
+            self._check_mutable(entry, "changed")
+        updated = entry.component
+        natives = entry.natives
+        if content is not None:
+            updated = updated.with_content(content)
+            natives = self._convert(updated.content)
+        if tags is not None:
+            updated = updated.with_tags(tags)
+        entry.component = updated
+        entry.natives = natives
+        entry.shown = {}
+        if restart:
+            entry.start = self._episode
+        return updated
+
+    def delete(self, key: str) -> Component:
+        """Remove the component under ``key`` and return it.
+
+        A permanent component already appended to the history raises
+        :class:`PermanentComponentError`: the history is append-only.
+        """
+        entry = self._entry(key)
+        self._check_mutable(entry, "deleted")
+        self._unlink(entry)
+        del self._entries[key]
+        return entry.component
+
+    # -- rendering ---------------------------------------------------------------------------
+
+    def render(self) -> LifecycleRequest:
+        """Run one episode: the CoopContext's render, permanent appends, then the overlay.
+
+        If the CoopContext's render raises, the episode does not advance. The lifecycle's own
+        work is O(live components + new items); it never walks the whole history.
+        """
+        if self._rendering:
+            raise ContextStateError("Lifecycle.render() called while it is already rendering")
+        self._rendering = True
+        try:
+            context = self._renderer.render()
+            detached_from = self._log.sync(context)
+            if detached_from is not None:
+                self._restore(context, detached_from)
+            for entry in list(self._pending.values()):
+                self._commit(context, entry)
+            self._pending.clear()
+            self._log.sync(context)
+            request = self._overlay(self._episode)
+            self._episode += 1
+            self._last = request
+            return request
+        finally:
+            self._rendering = False
+
+    def seal(self, trigger: str = "manual") -> str:
+        """Seal the latest request under a new unique id and return the id.
+
+        Before the first render the current history with an empty overlay is sealed.
+        Ids are ``<session>-<counter>``: never reused, however fast seals come.
+        """
+        request = self._last
+        if request is None:
+            self._log.sync(self.context)
+            request = LifecycleRequest(-1, self._log.view(), 0, (), (), self.context.adapter)
+        self._seals += 1
+        snapshot_id = f"{self._session}-{self._seals}"
+        self._snapshots[snapshot_id] = Snapshot(snapshot_id, str(trigger), request)
+        return snapshot_id
+
+    def at_snapshot(self, snapshot_id: str) -> Snapshot:
+        """Shorthand for ``history.at_snapshot(snapshot_id)``."""
+        return self.history.at_snapshot(snapshot_id)
+
+    # -- persistence -------------------------------------------------------------------------
+
+    def to_json(self) -> str:
+        """The session as JSON: items, components, episode and snapshots (areas excluded)."""
+        from hydrangea.lifecycle.persist import dump
+
+        return json.dumps(dump(self), ensure_ascii=False, separators=(",", ":"))
+
+    @classmethod
+    def from_json(
+        cls, text: str, attach: Callable[[Context], Renderer | Context] | None = None
+    ) -> Lifecycle:
+        """Read a session written by :meth:`to_json`.
+
+        The session attaches to the restored Context, or to ``attach(context)`` (for example
+        ``CoopContext``, to register areas again). New seals get a new session id, so their ids
+        never collide with the saved ones, even when one file is loaded twice.
+        """
+        from hydrangea.lifecycle.persist import load
+
+        try:
+            document: Any = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise SerializationError(
+                f"not a saved lifecycle session: invalid JSON ({exc})"
+            ) from exc
+        return load(document, attach)
+
+    def save(self, path: str | Path) -> None:
+        """Write :meth:`to_json` to ``path`` (UTF-8)."""
+        Path(path).write_text(self.to_json(), encoding="utf-8")
+
+    @classmethod
+    def load(
+        cls, path: str | Path, attach: Callable[[Context], Renderer | Context] | None = None
+    ) -> Lifecycle:
+        """Read a session saved with :meth:`save` (see :meth:`from_json`)."""
+        return cls.from_json(Path(path).read_text(encoding="utf-8"), attach)
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _entry(self, key: str) -> _Entry:
+        try:
+            return self._entries[key]
+        except KeyError:
+            raise ComponentNotFoundError(f"no component has the key {key!r}") from None
+
+    def _convert(self, message: Message) -> tuple[NativeContent, ...]:
+        adapter = self.context.adapter
+        natives = adapter.from_message(message)
+        for item in natives:
+            adapter.validate(item)
+        return tuple(natives)
+
+    @staticmethod
+    def _check_mutable(entry: _Entry, what: str) -> None:
+        if entry.committed is not None:
+            raise PermanentComponentError(
+                f"permanent component {entry.key!r} is already in the history and cannot be "
+                f"{what}; the history is append-only"
+            )
+
+    def _link(self, entry: _Entry) -> None:
+        """Put ``entry`` in the live or pending table, keeping each in ``seq`` order."""
+        table = self._live if entry.component.ephemeral else self._pending
+        newest = next(reversed(table.values()), None)
+        table[entry.key] = entry
+        if newest is not None and newest.seq > entry.seq:  # a replacement: rare, so re-sort
+            ordered = sorted(table.values(), key=lambda e: e.seq)
+            table.clear()
+            table.update((e.key, e) for e in ordered)
+
+    def _unlink(self, entry: _Entry) -> None:
+        self._live.pop(entry.key, None)
+        self._pending.pop(entry.key, None)
+
+    def _commit(self, context: Context, entry: _Entry) -> None:
+        begin = len(context)
+        context.extend(entry.natives)
+        entry.committed = (begin, len(context))
+        self._committed.append(entry)
+
+    def _restore(self, context: Context, detached_from: int) -> None:
+        lost: list[_Entry] = []
+        while self._committed:
+            last = self._committed[-1]
+            assert last.committed is not None
+            if last.committed[0] < detached_from:
+                break
+            lost.append(self._committed.pop())
+        for entry in reversed(lost):
+            _log.debug("re-appending permanent component %r after a collection", entry.key)
+            self._commit(context, entry)
+
+    def _overlay(self, episode: int) -> LifecycleRequest:
+        before: list[OverlayItem] = []
+        after: list[OverlayItem] = []
+        gone: list[str] = []
+        for entry in self._live.values():
+            offset = episode - entry.start
+            phase = visible_at(entry.component, offset)
+            if phase is None:
+                if next_change(entry.component, offset) is None:
+                    gone.append(entry.key)
+                continue
+            item = entry.shown.get(phase)
+            if item is None:
+                item = entry.shown[phase] = OverlayItem(entry.key, phase, entry.natives)
+            placement = phase.placement
+            match placement:
+                case Placement.before:
+                    before.append(item)
+                case Placement.after:
+                    after.append(item)
+                case _:
+                    assert_never(placement)
+        for key in gone:
+            del self._live[key]
+            del self._entries[key]
+        history = self._log.flat
+        anchor = before_newest(self.context.gateway, history)
+        return LifecycleRequest(
+            episode, self._log.view(), anchor, tuple(before), tuple(after), self.context.adapter
+        )

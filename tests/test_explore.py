@@ -1,0 +1,126 @@
+"""The explorer: the tree, next-change descriptions, stepping, and exploring saved files."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from hydrangea.context import Context
+from hydrangea.coop import CoopContext
+from hydrangea.errors import ContextStateError, SerializationError
+from hydrangea.explore import Explorer, describe_next, explore_file
+from hydrangea.gateway import GatewayType
+from hydrangea.lifecycle import Component, ComponentState, Lifecycle, Placement, Stage
+from hydrangea.message import Message, Role
+from tests.support.coop_areas import Probe
+
+
+def scenario() -> tuple[Lifecycle, Explorer]:
+    coop = CoopContext(Context(GatewayType.openai))
+    coop.register(Probe("tool", [], [["step [one]"]]))
+    lc = Lifecycle(coop)
+    lc.add(Component("User is Alice", key="name", tags=["user"]))
+    lc.add(Component("Check in", ttl=2, cadence=5, key="checkin"))
+    lc.add(Component("Mode: research", ttl=1, cadence=1, key="mode"))
+    stages = [Stage(Placement.after, 2), Stage(Placement.before, 3), Stage(Placement.after)]
+    lc.add(Component("alert", key="alert", stages=stages))
+    lc.add(Component("hint", ttl=3, key="hint", placement="before"))
+    coop.context.emplace_message(Message(role=Role.user, content="hello"))
+    return lc, Explorer(lc)
+
+
+def test_tree_shows_areas_history_overlay_and_next_changes() -> None:
+    lc, explorer = scenario()
+    explorer.step()
+    lc.seal("first")
+    lc.context.push_back({"role": "assistant", "content": "hi there"})
+    explorer.step(2)
+    assert lc.episode == 2
+    text = explorer.render_text(width=140)
+    for expected in [
+        "Context openai: 4 items, episode 2",
+        "Probe [1, 1] retain/yielded",
+        "[1] user: step [one]",
+        "[2] user: User is Alice  (component 'name')",
+        "[3] assistant: hi there",
+        "alert before stage 1: alert",
+        "checkin: cyclic ttl=2 cadence=5 (after) — reappears at episode 5",
+        "mode: sticky (after) — stays in every episode",
+        "alert: staged [after:2, before:3, after:∞] x1 — moves to stage 2 (after) at episode 5",
+        "hint: temporary ttl=3 (before) — expires after episode 2",
+        "name: permanent tags=['user'] — in the history at index 2",
+        "Snapshots: 1",
+    ]:
+        assert expected in text, expected
+
+
+def state(component: Component, start: int) -> ComponentState:
+    return ComponentState(component.key or "k", component, start, None)
+
+
+@pytest.mark.parametrize(
+    ("component", "start", "episode", "expected"),
+    [
+        (Component("x", ttl=8), 0, 3, "expires after episode 7"),
+        (Component("x", ttl=2, cadence=5), 4, 4, "hidden after episode 5; reappears at episode 9"),
+        (Component("x", ttl=2, cadence=5), 4, 6, "reappears at episode 9"),
+        (Component("x", ttl=3), 0, 5, "gone"),
+        (Component("x", ttl=3), 6, 5, "first shown at episode 6"),
+        (Component("x"), 2, 1, "appended to the history at episode 2"),
+        (
+            Component("x", stages=[Stage(Placement.after, 4), Stage(Placement.before, 2)]),
+            0,
+            1,
+            "moves to stage 1 (before) at episode 4",
+        ),
+    ],
+)
+def test_describe_next(component: Component, start: int, episode: int, expected: str) -> None:
+    assert describe_next(state(component, start), episode) == expected
+
+
+def test_explore_a_saved_session_and_a_saved_context(tmp_path: Path) -> None:
+    lc, explorer = scenario()
+    explorer.step(3)
+    session_path = tmp_path / "session.json"
+    lc.save(session_path)
+    out = io.StringIO()
+    explore_file(session_path, Console(file=out, width=140, color_system=None))
+    assert "hint: temporary ttl=3 (before) — expires after episode 2" in out.getvalue()
+    assert "Areas" not in out.getvalue()  # areas are not saved with a session
+    context_path = tmp_path / "context.json"
+    lc.context.save(context_path)
+    out = io.StringIO()
+    explore_file(context_path, Console(file=out, width=140, color_system=None))
+    assert "[0] user: hello" in out.getvalue()
+    assert "Components" not in out.getvalue()
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format": "other"}', encoding="utf-8")
+    with pytest.raises(SerializationError):
+        explore_file(bad)
+
+
+def test_long_histories_are_abbreviated() -> None:
+    context = Context(GatewayType.openai)
+    for i in range(100):
+        context.emplace_message(Message(role=Role.user, content=f"message {i} " + "x" * 100))
+    explorer = Explorer(context)
+    with pytest.raises(ContextStateError):
+        explorer.step()
+    text = explorer.render_text()
+    assert "… 65 more items …" in text
+    assert "[99] user: message 99" in text and "[50] user" not in text
+    assert "…\n" in text or "x…" in text
+
+
+def test_the_core_and_the_explorer_module_do_not_import_rich() -> None:
+    code = (
+        "import sys; import hydrangea.lifecycle, hydrangea.explore; "
+        "assert 'rich' not in sys.modules, 'rich imported'"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
