@@ -1,0 +1,350 @@
+"""CoopContext: areas take turns appending to one append-only Context.
+
+Each :meth:`CoopContext.render` call first runs a collection at a safe point (between model
+calls), then an unfold pass over the ring of areas starting at the cursor. The cost of a render is
+proportional to the number of areas plus the items it appends (and the ranges it hands to
+``observe()``), never to the length of the Context.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterator
+from typing import assert_never
+
+from hydrangea.context.area import AreaFlowState, AreaLifeState, ContextAreaImplementation
+from hydrangea.context.context import Context
+from hydrangea.context.native import NativeContent, copy_json
+from hydrangea.coop.collector import RangedArea, plan_collection, repair_cursor
+from hydrangea.coop.effect_range import EffectRange
+from hydrangea.coop.errors import AreaContractError, DuplicateAreaError, GcPrologueError
+from hydrangea.coop.view import AreaRecord, CollectionRecord, CoopSnapshot
+from hydrangea.errors import ContextStateError
+from hydrangea.message import Message
+
+__all__ = ["CoopContext"]
+
+_log = logging.getLogger(__name__)
+
+_MEMBERS = ("life_state", "flow_state", "observe", "render", "promote", "gc_prologue")
+_METHODS = frozenset({"observe", "render", "promote", "gc_prologue"})
+
+
+class _Entry:
+    """Internal bookkeeping for one registered area."""
+
+    __slots__ = ("area", "effect_range", "order")
+
+    def __init__(self, area: ContextAreaImplementation, order: int) -> None:
+        self.area = area
+        self.order = order
+        self.effect_range: EffectRange | None = None
+
+
+def _life(area: ContextAreaImplementation) -> AreaLifeState:
+    value = area.life_state
+    if not isinstance(value, AreaLifeState):
+        raise AreaContractError(f"{area!r}.life_state is {value!r}, not an AreaLifeState")
+    return value
+
+
+def _flow(area: ContextAreaImplementation) -> AreaFlowState:
+    value = area.flow_state
+    if not isinstance(value, AreaFlowState):
+        raise AreaContractError(f"{area!r}.flow_state is {value!r}, not an AreaFlowState")
+    return value
+
+
+def _messages(area: ContextAreaImplementation, result: object, member: str) -> list[Message]:
+    if not isinstance(result, list | tuple):
+        raise AreaContractError(
+            f"{area!r}.{member}() returned {type(result).__name__}, not a list of Message"
+        )
+    for message in result:
+        if not isinstance(message, Message):
+            raise AreaContractError(
+                f"{area!r}.{member}() returned a {type(message).__name__}, not a Message"
+            )
+    return list(result)
+
+
+class CoopContext:
+    """Schedules registered areas over one :class:`~hydrangea.context.Context`.
+
+    * :meth:`register` adds an area; it joins the ring at the next :meth:`render`. Safe to call
+      from any thread, and from inside an area callback.
+    * :meth:`render` collects the reclaimable tail, then lets areas render from the cursor on,
+      and returns the Context. Calls are serialized; a call from inside an area callback raises
+      :class:`~hydrangea.errors.ContextStateError`.
+    * :meth:`snapshot` is a read-only view for debugging.
+
+    Errors: if ``promote()`` raises (or returns something that is not a sequence of messages the
+    gateway accepts), the render raises it and nothing has changed. If ``gc_prologue()`` raises,
+    the collection is completed and the render then raises a :class:`GcPrologueError` holding
+    every such exception, before the unfold pass (the next render runs the pass). If ``observe()``
+    or ``render()`` raises, the render raises it; earlier areas' output stays, nothing of the
+    failing area is appended, and the cursor stays on the failing area.
+    """
+
+    __slots__ = (
+        "_collections",
+        "_context",
+        "_cursor",
+        "_last_collection",
+        "_next_order",
+        "_pending",
+        "_pending_lock",
+        "_ranged",
+        "_registered",
+        "_render_lock",
+        "_render_thread",
+        "_renders",
+        "_ring",
+    )
+
+    def __init__(self, context: Context) -> None:
+        if not isinstance(context, Context):
+            raise AreaContractError(
+                f"CoopContext needs a hydrangea Context, got {type(context).__name__}"
+            )
+        self._context = context
+        self._ring: list[_Entry] = []
+        self._cursor = 0
+        # Ranged entries by id(area), kept in ascending order of EffectRange.latest: a render
+        # always extends a range to the current end of the Context, so moving the entry to the
+        # end of this dict keeps it sorted in O(1).
+        self._ranged: dict[int, _Entry] = {}
+        self._pending: list[_Entry] = []
+        self._registered: set[int] = set()
+        self._next_order = 0
+        self._pending_lock = threading.Lock()
+        self._render_lock = threading.Lock()
+        self._render_thread: int | None = None
+        self._renders = 0
+        self._collections = 0
+        self._last_collection: CollectionRecord | None = None
+
+    # -- reading -----------------------------------------------------------------------------
+
+    @property
+    def context(self) -> Context:
+        """The underlying append-only Context."""
+        return self._context
+
+    @property
+    def renders(self) -> int:
+        """How many :meth:`render` calls have started (including ones that raised)."""
+        return self._renders
+
+    @property
+    def collections(self) -> int:
+        """How many collections removed at least one area."""
+        return self._collections
+
+    @property
+    def last_collection(self) -> CollectionRecord | None:
+        """The most recent collection that removed an area, or ``None``.
+
+        ``last_collection.render == renders`` tells that the latest render collected.
+        """
+        return self._last_collection
+
+    def snapshot(self) -> CoopSnapshot:
+        """The ring in registration order with each area's states and range, and the cursor.
+
+        Reads each area's ``life_state`` and ``flow_state``. Waits for a render running on another
+        thread; from inside an area callback it shows the state as it is at that moment.
+        """
+        if self._render_thread == threading.get_ident():
+            return self._snapshot()
+        with self._render_lock:
+            return self._snapshot()
+
+    def areas(self) -> tuple[AreaRecord, ...]:
+        """Shorthand for ``snapshot().areas``."""
+        return self.snapshot().areas
+
+    def _snapshot(self) -> CoopSnapshot:
+        records = tuple(
+            AreaRecord(e.area, _life(e.area), _flow(e.area), e.effect_range) for e in self._ring
+        )
+        with self._pending_lock:
+            pending = tuple(e.area for e in self._pending)
+        return CoopSnapshot(
+            areas=records,
+            cursor=self._cursor if records else None,
+            pending=pending,
+            context_length=len(self._context),
+            renders=self._renders,
+        )
+
+    # -- registering -------------------------------------------------------------------------
+
+    def register(self, area: ContextAreaImplementation) -> None:
+        """Add ``area``; it joins the end of the ring at the next :meth:`render`.
+
+        Raises :class:`AreaContractError` (a ``TypeError``) for a missing or non-callable contract
+        member or an unhashable object, and :class:`DuplicateAreaError` (a ``ValueError``) when
+        this instance is already registered.
+        """
+        missing = [name for name in _MEMBERS if not hasattr(area, name)]
+        if missing:
+            raise AreaContractError(
+                f"{type(area).__name__} is not a Context Area: missing {', '.join(missing)}"
+            )
+        not_callable = [name for name in sorted(_METHODS) if not callable(getattr(area, name))]
+        if not_callable:
+            raise AreaContractError(
+                f"{type(area).__name__} is not a Context Area: "
+                f"{', '.join(not_callable)} must be callable"
+            )
+        try:
+            hash(area)
+        except TypeError as exc:
+            raise AreaContractError(
+                f"{type(area).__name__} is not hashable; an area must hash by identity "
+                "(for a dataclass, use @dataclass(eq=False))"
+            ) from exc
+        with self._pending_lock:
+            if id(area) in self._registered:
+                raise DuplicateAreaError(f"{area!r} is already registered")
+            self._registered.add(id(area))
+            self._pending.append(_Entry(area, self._next_order))
+            self._next_order += 1
+
+    # -- rendering ---------------------------------------------------------------------------
+
+    def render(self) -> Context:
+        """Collect the reclaimable tail, run one unfold pass, and return the Context."""
+        me = threading.get_ident()
+        if self._render_thread == me:
+            raise ContextStateError("CoopContext.render() called from inside an area callback")
+        with self._render_lock:
+            self._render_thread = me
+            try:
+                self._admit_pending()
+                self._renders += 1
+                errors = self._collect()
+                if errors:
+                    raise GcPrologueError(f"{len(errors)} gc_prologue() call(s) raised", errors)
+                self._unfold()
+            finally:
+                self._render_thread = None
+        return self._context
+
+    def _admit_pending(self) -> None:
+        with self._pending_lock:
+            self._ring.extend(self._pending)
+            self._pending.clear()
+
+    def _newest_first(self) -> Iterator[RangedArea[_Entry]]:
+        for entry in reversed(self._ranged.values()):
+            assert entry.effect_range is not None
+            yield RangedArea(entry, entry.effect_range, entry.order)
+
+    def _collect(self) -> list[Exception]:
+        lives = {id(e.area): _life(e.area) for e in self._ring}
+        if AreaLifeState.retired not in lives.values():
+            return []
+        plan = plan_collection(
+            self._newest_first(), lambda e: lives[id(e.area)] is AreaLifeState.retired
+        )
+        never_rendered = [
+            e
+            for e in self._ring
+            if e.effect_range is None and lives[id(e.area)] is AreaLifeState.retired
+        ]
+        doomed = [*plan.areas, *never_rendered]
+        if not doomed:
+            return []
+        # Phase 1: every promote(), and the conversion of what they return. Nothing has changed
+        # yet, so an exception here leaves everything as it was.
+        promoted: list[NativeContent] = []
+        adapter = self._context.adapter
+        for entry in plan.areas:
+            for message in _messages(entry.area, entry.area.promote(), "promote"):
+                for item in adapter.from_message(message):
+                    checked = copy_json(item)
+                    adapter.validate(checked)
+                    promoted.append(checked)
+        # Phase 2: the plan is committed. Every gc_prologue(), then detach, then append.
+        errors: list[Exception] = []
+        for entry in doomed:
+            try:
+                entry.area.gc_prologue()
+            except Exception as exc:  # noqa: BLE001 - re-raised together once the collection is done
+                exc.add_note(f"raised by gc_prologue() of {entry.area!r}")
+                errors.append(exc)
+        detached = 0
+        if plan.start is not None:
+            detached = len(self._context.detach_tail(plan.start))
+        self._context.extend(promoted)
+        self._remove(doomed)
+        self._collections += 1
+        self._last_collection = CollectionRecord(
+            render=self._renders,
+            start=plan.start,
+            detached=detached,
+            promoted=len(promoted),
+            areas=tuple(e.area for e in doomed),
+        )
+        _log.debug(
+            "collected %d area(s): detached %d item(s) from %s, promoted %d",
+            len(doomed),
+            detached,
+            plan.start,
+            len(promoted),
+        )
+        return errors
+
+    def _remove(self, doomed: list[_Entry]) -> None:
+        gone = {id(e) for e in doomed}
+        flags = [id(e) in gone for e in self._ring]
+        self._cursor = repair_cursor(self._cursor, flags)
+        self._ring = [e for e, flag in zip(self._ring, flags, strict=True) if not flag]
+        for entry in doomed:
+            self._ranged.pop(id(entry.area), None)
+        with self._pending_lock:
+            for entry in doomed:
+                self._registered.discard(id(entry.area))
+
+    def _unfold(self) -> None:
+        size = len(self._ring)
+        start = self._cursor
+        for step in range(size):
+            index = (start + step) % size
+            self._cursor = index
+            entry = self._ring[index]
+            if self._visit(entry) is AreaFlowState.exclusive:
+                return
+        self._cursor = start
+
+    def _visit(self, entry: _Entry) -> AreaFlowState | None:
+        """Observe and render one area; its flow state, or ``None`` when it was skipped."""
+        area = entry.area
+        if _life(area) is AreaLifeState.retired:
+            return None
+        if entry.effect_range is not None:
+            rng = entry.effect_range
+            area.observe(self._context[rng.earliest : rng.latest + 1])
+            if _life(area) is AreaLifeState.retired:
+                return None
+        messages = _messages(area, area.render(), "render")
+        before = after = len(self._context)
+        if messages:
+            self._context.emplace_messages(messages)
+            after = len(self._context)
+        if after > before:
+            if entry.effect_range is None:
+                entry.effect_range = EffectRange(before, after - 1)
+            else:
+                entry.effect_range = entry.effect_range.extended_to(after - 1)
+                del self._ranged[id(area)]
+            self._ranged[id(area)] = entry
+        flow = _flow(area)
+        match flow:
+            case AreaFlowState.exclusive | AreaFlowState.yielded:
+                return flow
+            case _:
+                assert_never(flow)
