@@ -7,10 +7,9 @@ Each gateway's checks live in their own module (``check_openai``, ``check_anthro
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, assert_never
 
 from hypothesis import strategies as st
-from typing_extensions import assert_never
 
 from hydrangea.context import NativeContent
 from hydrangea.gateway import GatewayType
@@ -40,7 +39,7 @@ def validate_request(gateway: GatewayType, kwargs: dict[str, Any]) -> None:
 
 
 def model_outputs(gateway: GatewayType) -> st.SearchStrategy[list[NativeContent]]:
-    """Native model output for ``gateway`` (text, tool calls, reasoning state), as push_back takes."""
+    """Native model output for ``gateway`` (text, tool calls, reasoning), as push_back takes."""
     match gateway:
         case GatewayType.openai:
             from tests.support import check_openai
