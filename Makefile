@@ -24,7 +24,7 @@ pytest: $(STAMP)
 	$(BIN)/pytest
 
 docs: $(STAMP)
-	$(BIN)/mkdocs build --strict
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 test: lint typecheck pytest docs
 
