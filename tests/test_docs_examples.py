@@ -1,4 +1,4 @@
-"""Every ```python block in docs/ runs, so the docs cannot drift from the code.
+"""Every ```python block in docs/ and the README runs, so the docs cannot drift from the code.
 
 Blocks in one page run in order in one namespace (a page may build on its earlier blocks),
 inside a temporary working directory. A page whose examples need an optional extra that is not
@@ -12,26 +12,27 @@ from pathlib import Path
 
 import pytest
 
-DOCS = Path(__file__).resolve().parent.parent / "docs"
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
 _BLOCK = re.compile(r"^```python[^\n]*\n(.*?)^```", re.DOTALL | re.MULTILINE)
 
 
 def _pages() -> list[Path]:
-    return sorted(p for p in DOCS.rglob("*.md") if _BLOCK.search(p.read_text(encoding="utf-8")))
+    pages = [*sorted(DOCS.rglob("*.md")), ROOT / "README.md"]
+    return [p for p in pages if _BLOCK.search(p.read_text(encoding="utf-8"))]
 
 
 def test_docs_have_examples() -> None:
-    pages = {p.relative_to(DOCS).as_posix() for p in _pages()}
-    assert "en/index.md" in pages
-    assert "ja/index.md" in pages
+    pages = {p.relative_to(ROOT).as_posix() for p in _pages()}
+    assert {"docs/en/index.md", "docs/ja/index.md", "README.md"} <= pages
 
 
-@pytest.mark.parametrize("page", _pages(), ids=lambda p: p.relative_to(DOCS).as_posix())
+@pytest.mark.parametrize("page", _pages(), ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_page_examples_run(
     page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
     namespace: dict[str, object] = {"__name__": f"docs_{page.stem}"}
     for number, block in enumerate(_BLOCK.findall(page.read_text(encoding="utf-8")), start=1):
-        code = compile(block, f"{page.relative_to(DOCS)}[block {number}]", "exec")
+        code = compile(block, f"{page.relative_to(ROOT)}[block {number}]", "exec")
         exec(code, namespace)
