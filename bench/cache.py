@@ -37,13 +37,13 @@ def main(argv: list[str] | None = None) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     header = (
-        f"{'strategy':34} {'reuse':>6} {'limit':>6} {'gap pp':>6} {'billed':>11} "
+        f"{'strategy':56} {'reuse':>6} {'limit':>6} {'gap pp':>6} {'billed':>11} "
         f"{'x lib':>6} {'peak':>7} {'mean':>7} {'info':>6}"
     )
     print(header)
     for row in results["strategies"]:
         print(
-            f"{row['name'] + ' (' + row['setting'] + ')':34} {row['reuse_share']:6.1%} "
+            f"{row['name'] + ' (' + row['setting'] + ')':56} {row['reuse_share']:6.1%} "
             f"{row['reuse_limit']:6.1%} {row['gap_to_limit_pp']:6.1f} {row['billed']:11,.0f} "
             f"{row['billed_vs_library']:6.2f} {row['peak_tokens']:7,} {row['mean_tokens']:7,.0f} "
             f"{row['info_kept']:6.1%}"

@@ -16,6 +16,7 @@ from hydrangea.areas import (
     OneShotNoticeArea,
     ToolLoopArea,
 )
+from hydrangea.areas.compaction import summary_message
 from hydrangea.asof import BuiltContext, InMemoryRecordStore, StructuredSummary
 from hydrangea.asof.fence import unfence
 from hydrangea.asof.summary import parse_pointers
@@ -260,3 +261,47 @@ def test_turns_queued_at_the_checkpoint_move_to_the_successor() -> None:
     coop.render()
     assert nxt.record_ids == ("desk/turn-2/user",)
     assert "queued before the checkpoint" in texts(context[-1])
+
+
+def test_a_segment_that_does_not_promote_leaves_its_summary_to_its_owner() -> None:
+    context, coop = coop_with_system()
+    segment = CompactionArea(threshold_tokens=5, promotes=False)
+    coop.register(segment)
+    segment.user("Where is valve V1? It is on pier 1.")
+    coop.render()
+    segment.route(answer(context, "Valve V1 is on pier 1."))
+    assert segment.summary is not None and segment.summary_message is not None
+    assert segment.promote() == ()
+    assert segment.successor().promotes is False
+    coop.render()
+    assert len(context) == 1  # reclaimed, and nothing promoted in its place
+    assert coop.last_collection is not None and coop.last_collection.promoted == 0
+
+
+def test_the_summary_message_names_each_record_once_and_is_deterministic() -> None:
+    context, coop = coop_with_system()
+    segment = CompactionArea(threshold_tokens=10_000)
+    coop.register(segment)
+    for turn in range(1, 4):
+        segment.user(f"Question {turn}: where is valve V{turn}?")
+        coop.render()
+        segment.route(answer(context, f"Valve V{turn} is on pier {turn}."))
+    segment.checkpoint()
+    message = segment.summary_message
+    assert message is not None and segment.summary is not None
+    (block,) = unfence(message.text)
+    for pointer in segment.summary.pointers:
+        assert block.content.count(f'"{pointer}"') == 1
+    assert parse_pointers(block.content) == segment.summary.pointers
+    for fact in segment.summary.facts:  # each fact's sentence is shown, its id as [n]
+        assert fact.rsplit(" (record ", 1)[0] in block.content
+    published = segment.summary_published
+    assert published is not None
+    again = summary_message(
+        block.content.split("\n", 1)[0],
+        segment.summary,
+        item_id=segment.summary_id,
+        origin=segment.origin,
+        published=published,
+    )
+    assert again == message

@@ -256,9 +256,12 @@ def test_every_strategy_stays_within_the_budget(session: Transcript) -> None:
     assert sliding.info_kept < 1.0  # the budget forces it to forget
 
 
-def test_the_library_history_is_append_only_between_checkpoints(session: Transcript) -> None:
+@pytest.mark.parametrize("rollup", [None, 1_000])
+def test_the_library_history_is_append_only_between_checkpoints(
+    session: Transcript, rollup: int | None
+) -> None:
     renderer = Renderer(LocalApproxCounter())
-    library = LibraryStrategy(session, renderer, _BUDGET, threshold=6_000)
+    library = LibraryStrategy(session, renderer, _BUDGET, threshold=6_000, rollup=rollup)
     previous: Request | None = None
     previous_checkpoints = 0
     previous_overlay = 0
@@ -278,19 +281,54 @@ def test_the_library_history_is_append_only_between_checkpoints(session: Transcr
     assert checked >= len(session.turns) - library.checkpoints - 1
 
 
-def test_in_place_reminders_rewrite_history_the_library_does_not(session: Transcript) -> None:
+@pytest.mark.parametrize("rollup", [None, 1_000])
+def test_in_place_reminders_rewrite_history_the_library_does_not(
+    session: Transcript, rollup: int | None
+) -> None:
     renderer = Renderer(LocalApproxCounter())
     fresh = new_tokens(session, renderer)
     overlay = run_strategy(
-        LibraryStrategy(session, renderer, _BUDGET, threshold=6_000), session, fresh
+        LibraryStrategy(session, renderer, _BUDGET, threshold=6_000, rollup=rollup),
+        session,
+        fresh,
     )
     in_place = run_strategy(
-        LibraryStrategy(session, renderer, _BUDGET, threshold=6_000, in_place=True), session, fresh
+        LibraryStrategy(session, renderer, _BUDGET, threshold=6_000, rollup=rollup, in_place=True),
+        session,
+        fresh,
     )
     # same content, so the same sizes; only the reminders' position differs
     assert [t.input_tokens for t in overlay.turns] == [t.input_tokens for t in in_place.turns]
     assert in_place.totals.reused_tokens < overlay.totals.reused_tokens
     assert in_place.totals.billed > overlay.totals.billed
+
+
+def test_a_rollup_keeps_every_fact_and_carries_fewer_summary_tokens(session: Transcript) -> None:
+    renderer = Renderer(LocalApproxCounter())
+    fresh = new_tokens(session, renderer)
+    plain = LibraryStrategy(session, renderer, _BUDGET, threshold=6_000)
+    rolled = LibraryStrategy(session, renderer, _BUDGET, threshold=6_000, rollup=1_000)
+    without = run_strategy(plain, session, fresh)
+    with_rollup = run_strategy(rolled, session, fresh)
+    assert rolled.rollups >= 1 and plain.rollups == 0
+    assert rolled.checkpoints == plain.checkpoints  # the rollup changes no checkpoint
+    assert without.info_kept == with_rollup.info_kept == 1.0
+    assert rolled.summary_tokens < plain.summary_tokens
+    # every pointer of the final history resolves in the store
+    final = "\n".join(m.text for m in renderer.request(rolled.coop.context[:]))
+    named = [key for key in rolled.store.ids() if f'\\"{key}\\"' in final]
+    assert named and all(rolled.store.get(key).content for key in named)
+
+
+def test_the_local_model_rolls_up_like_the_library(session: Transcript) -> None:
+    renderer = Renderer(LocalApproxCounter())
+    fresh = new_tokens(session, renderer)
+    model = LibraryModel(session, renderer, _BUDGET, threshold=6_000, rollup=1_000)
+    result = run_strategy(model, session, fresh)
+    assert model.rollups >= 1 and result.info_kept == 1.0
+    assert len(model.history.summaries) <= model.history.checkpoints - model.rollups + 1
+    with pytest.raises(ValueError):
+        LibraryModel(session, renderer, _BUDGET, threshold=6_000, rollup=0)
 
 
 # -- the report never fails on a partial or odd run ------------------------------------------

@@ -132,12 +132,18 @@ class InPlaceReminders:
     """The library's checkpoints, but reminders live in history where they first appeared."""
 
     def __init__(
-        self, transcript: Transcript, renderer: Renderer, budget: int, *, threshold: int
+        self,
+        transcript: Transcript,
+        renderer: Renderer,
+        budget: int,
+        *,
+        threshold: int,
+        rollup: int | None = None,
     ) -> None:
         self.name = "in-place reminders"
         self.renderer = renderer
         self.budget = budget
-        self.history = CheckpointHistory(transcript.system_prompt, renderer, threshold)
+        self.history = CheckpointHistory(transcript.system_prompt, renderer, threshold, rollup)
         self.slots: list[Entry | str] = []
 
     def _messages(self, turn: Turn) -> list[Message]:

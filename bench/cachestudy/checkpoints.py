@@ -8,6 +8,10 @@ conversation since the last checkpoint has reached ``threshold`` tokens: everyth
 that answer is replaced by one summary whose pointers lead to records holding those messages in
 full, and the new user request follows the summary. Earlier summaries stay where they are, so the
 cached prefix up to the last summary survives the checkpoint.
+
+With ``rollup`` (the library's ``rollup_tokens``): once the summaries added since the last rollup
+reach ``rollup`` tokens, the next checkpoint replaces all the summaries and the new one by one
+merged digest (every fact and pointer kept), as the library's summary rollup does.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from hydrangea.message import Message, Role
 
 from .render import Renderer
 from .strategy import Entry, ends_model_turn
-from .summaries import digest
+from .summaries import Digest, digest
 from .transcript import Turn
 
 __all__ = ["CheckpointHistory"]
@@ -25,9 +29,17 @@ __all__ = ["CheckpointHistory"]
 class CheckpointHistory:
     """System prompt, promoted summaries, and the conversation since the last checkpoint."""
 
-    def __init__(self, system_prompt: str, renderer: Renderer, threshold: int) -> None:
+    def __init__(
+        self, system_prompt: str, renderer: Renderer, threshold: int, rollup: int | None = None
+    ) -> None:
         if threshold < 1:
             raise ValueError("the compaction threshold must be positive")
+        if rollup is not None and rollup < 1:
+            raise ValueError("the rollup size must be positive")
+        self.rollup = rollup
+        self.digests: list[Digest] = []
+        self.merged = False  # whether the first summary is a rollup
+        self.rollups = 0
         self.system = Message(role=Role.system, content=system_prompt)
         self.renderer = renderer
         self.threshold = threshold
@@ -60,6 +72,20 @@ class CheckpointHistory:
         summary, records = digest([(e.turn, e.position, e.message) for e in old], pointers=True)
         for key, text in records:
             self.records[key] = text
+        loose = self.summaries[1:] if self.merged else self.summaries
+        due = sum(self.renderer.tokens(message) for message in loose)
+        if self.rollup is not None and loose and due >= self.rollup:
+            parts = [*self.digests, summary]
+            summary = Digest(
+                parts[0].first_turn,
+                parts[-1].last_turn,
+                tuple(dict.fromkeys(f for part in parts for f in part.facts)),
+                tuple(dict.fromkeys(p for part in parts for p in part.pointers)),
+            )
+            self.digests, self.summaries = [], []
+            self.merged = True
+            self.rollups += 1
+        self.digests.append(summary)
         self.summaries.append(Message(role=Role.user, content=summary.render()))
         self.entries = []
         self._tokens = 0

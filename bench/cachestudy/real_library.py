@@ -6,7 +6,9 @@
   results are its user turns, the model's replies are pushed into the Context and routed to it;
   its :class:`~hydrangea.areas.CompactionArea` segments checkpoint at ``threshold`` tokens at the
   end of a model turn, promoting a structured summary whose pointers lead to the full records in
-  an :class:`~hydrangea.asof.records.InMemoryRecordStore`;
+  an :class:`~hydrangea.asof.records.InMemoryRecordStore`; with ``rollup`` (the conversation's
+  ``rollup_tokens``) the summaries are carried ahead of each segment and merged into one once
+  those added since the last rollup reach that size;
 * a :class:`~hydrangea.lifecycle.session.Lifecycle` over the CoopContext for the reminders: the
   to-do list is sticky (``ttl=1, cadence=1``) and updated in place of its key, a file note lives
   three turns (``ttl=3``), the test reminder comes back every ten (``ttl=1, cadence=10``). They
@@ -17,13 +19,15 @@ Each turn is one ``Lifecycle.render()``; the request counted is the lifecycle re
 With ``in_place=True`` the same pipeline stands in for the "reminders edited in place" strategy:
 the reminders are not given to the lifecycle; each is inserted into the request's history at the
 index where it first appeared, rewritten there when its text changes and dropped when it expires.
-A reminder whose position was reclaimed by a checkpoint moves to just after the new summary. The
+A reminder whose position was reclaimed by a checkpoint moves to just after the summaries (the
+first item that differs from the previous history is where the reclaimed tail started). The
 summaries, checkpoints and records are then exactly the library's, and only the reminders'
 position differs.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
@@ -31,7 +35,7 @@ from hydrangea.areas import CompactingConversation
 from hydrangea.asof.items import ContextItem
 from hydrangea.asof.records import InMemoryRecordStore
 from hydrangea.asof.summary import StructuredSummary, Summarizer, first_sentence
-from hydrangea.context import Context
+from hydrangea.context import Context, NativeContent
 from hydrangea.coop import CoopContext
 from hydrangea.lifecycle import Component
 from hydrangea.lifecycle.session import Lifecycle
@@ -47,6 +51,16 @@ __all__ = ["LibraryStrategy", "OverlayMismatchError", "PlainFactSummarizer"]
 _CLOCK_START = datetime(2026, 1, 1, tzinfo=UTC)
 _SUMMARY_MARK = "were compacted into this summary"
 """A phrase of every summary CompactionArea promotes (its header line)."""
+
+
+def _after_summaries(history: Sequence[NativeContent], start: int) -> int:
+    """The index just after the run of summary items that starts at or after ``start``."""
+    index = start
+    while index < len(history) and _SUMMARY_MARK not in json.dumps(history[index]):
+        index += 1
+    while index < len(history) and _SUMMARY_MARK in json.dumps(history[index]):
+        index += 1
+    return index
 
 
 class OverlayMismatchError(RuntimeError):
@@ -79,6 +93,7 @@ class LibraryStrategy:
         budget: int,
         *,
         threshold: int,
+        rollup: int | None = None,
         summarizer: Summarizer | None = None,
         in_place: bool = False,
     ) -> None:
@@ -101,6 +116,7 @@ class LibraryStrategy:
             records=self.store,
             counter=renderer.counter,
             clock=lambda: _CLOCK_START,
+            rollup_tokens=rollup,
         )
         self.lifecycle = Lifecycle(self.coop)
 
@@ -108,6 +124,11 @@ class LibraryStrategy:
     def checkpoints(self) -> int:
         """How many compaction checkpoints happened."""
         return len(self.conversation.summaries)
+
+    @property
+    def rollups(self) -> int:
+        """How many summary rollups happened."""
+        return self.conversation.rollups
 
     def step(self, turn: Turn) -> Request:
         """Push/route the model's reply, queue the user side, sync reminders, render."""
@@ -130,16 +151,15 @@ class LibraryStrategy:
 
     def _step_in_place(self, turn: Turn) -> Request:
         before = self.coop.context[:]
-        summaries = len(self.conversation.summaries)
         history = self.coop.render()[:]
         pairs = enumerate(zip(before, history, strict=False))
         shorter = min(len(before), len(history))
-        kept = next((n for n, (old, new) in pairs if old is not new), shorter)
+        kept = next((n for n, (old, new) in pairs if old != new), shorter)
         if kept < len(before):  # a checkpoint reclaimed the tail from ``kept`` on
-            promoted = max(len(self.conversation.summaries) - summaries, 1)
+            after = _after_summaries(history, kept)
             for key, position in self.positions.items():
                 if position > kept:
-                    self.positions[key] = kept + promoted
+                    self.positions[key] = after
         visible = {reminder.key: reminder for reminder in turn.reminders}
         self.positions = {k: p for k, p in self.positions.items() if k in visible}
         for key in visible:

@@ -1,10 +1,11 @@
 """Run every strategy on the same session and gather the results.
 
-Two knobs decide how much history a summarizing strategy carries, and so its cost: the library's
-compaction threshold and summarize-and-replace's period. Picking one value for each would decide
-the comparison, so the study sweeps both and compares each strategy at its own cheapest setting;
-the sweep itself (cost against mean context size) is reported too. The in-place strategy uses the
-library's chosen threshold, so that it differs from the library only in where reminders live.
+Two pairs of knobs decide how much history a summarizing strategy carries, and so its cost: the
+library's compaction threshold and summary rollup size, and summarize-and-replace's period and
+summary size cap. Picking one value for each would decide the comparison, so the study sweeps both
+grids and compares each strategy at its own cheapest setting; the sweep itself (cost against mean
+context size) is reported too. The in-place strategy uses the library's chosen settings, so that
+it differs from the library only in where reminders live.
 """
 
 from __future__ import annotations
@@ -36,8 +37,10 @@ from .tokens import TokenCounter, counter_name, default_counter
 from .transcript import Transcript, generate
 
 __all__ = [
+    "LibrarySetting",
     "StrategyResult",
     "StudyConfig",
+    "SummarySetting",
     "information_kept",
     "interpolate",
     "new_tokens",
@@ -54,8 +57,37 @@ class StudyConfig:
     turns: int = 300
     budget: int = 60_000
     thresholds: tuple[int, ...] = (5_000, 10_000, 15_000, 20_000, 30_000)
+    rollups: tuple[int | None, ...] = (None, 1_500, 3_000, 6_000, 12_000)
     summarize_every: tuple[int, ...] = (5, 8, 10, 15, 20, 40)
+    summary_caps: tuple[int, ...] = (1_500, 3_000, 6_000, 12_000)
     other_seeds: tuple[int, ...] = (8, 9)
+
+
+@dataclass(frozen=True, slots=True)
+class LibrarySetting:
+    """The library's knobs: the compaction threshold and the rollup size (None: no rollup)."""
+
+    threshold: int
+    rollup: int | None = None
+
+    @property
+    def label(self) -> str:
+        """How the setting is shown in tables."""
+        rollup = "no rollup" if self.rollup is None else f"rollup {self.rollup}"
+        return f"threshold {self.threshold}, {rollup}"
+
+
+@dataclass(frozen=True, slots=True)
+class SummarySetting:
+    """Summarize-and-replace's knobs: the period in turns and the summary size cap."""
+
+    every: int
+    cap: int = 3_000
+
+    @property
+    def label(self) -> str:
+        """How the setting is shown in tables."""
+        return f"every {self.every} turns, cap {self.cap}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +146,9 @@ def run_strategy(
         checkpoints = getattr(getattr(strategy, "history", None), "checkpoints", None)
     if isinstance(checkpoints, int):
         extra["checkpoints"] = checkpoints
+    rollups = getattr(strategy, "rollups", None)
+    if isinstance(rollups, int):
+        extra["rollups"] = rollups
     summary_tokens = getattr(strategy, "summary_tokens", None)
     if isinstance(summary_tokens, int):
         extra["summary_tokens_at_end"] = summary_tokens
@@ -131,24 +166,43 @@ def real_library_available() -> bool:
 
 
 def _library(
-    transcript: Transcript, renderer: Renderer, budget: int, threshold: int, *, plain: bool
+    transcript: Transcript, renderer: Renderer, budget: int, setting: LibrarySetting, *,
+    plain: bool,
 ) -> Strategy:
     if real_library_available():
         from .real_library import LibraryStrategy, PlainFactSummarizer
 
         summarizer = PlainFactSummarizer() if plain else None
         return LibraryStrategy(
-            transcript, renderer, budget, threshold=threshold, summarizer=summarizer
+            transcript, renderer, budget, threshold=setting.threshold, rollup=setting.rollup,
+            summarizer=summarizer,
         )
-    return LibraryModel(transcript, renderer, budget, threshold=threshold)
+    return LibraryModel(
+        transcript, renderer, budget, threshold=setting.threshold, rollup=setting.rollup
+    )
 
 
-def _in_place(transcript: Transcript, renderer: Renderer, budget: int, threshold: int) -> Strategy:
+def _in_place(
+    transcript: Transcript, renderer: Renderer, budget: int, setting: LibrarySetting
+) -> Strategy:
     if real_library_available():
         from .real_library import LibraryStrategy
 
-        return LibraryStrategy(transcript, renderer, budget, threshold=threshold, in_place=True)
-    return InPlaceReminders(transcript, renderer, budget, threshold=threshold)
+        return LibraryStrategy(
+            transcript, renderer, budget, threshold=setting.threshold, rollup=setting.rollup,
+            in_place=True,
+        )
+    return InPlaceReminders(
+        transcript, renderer, budget, threshold=setting.threshold, rollup=setting.rollup
+    )
+
+
+def _summarize(
+    transcript: Transcript, renderer: Renderer, budget: int, setting: SummarySetting
+) -> Strategy:
+    return SummarizeReplace(
+        transcript, renderer, budget, every=setting.every, summary_cap=setting.cap
+    )
 
 
 def run_study(
@@ -165,57 +219,75 @@ def run_study(
     def run(make: Callable[[], Strategy], setting: str) -> StrategyResult:
         return run_strategy(make(), transcript, fresh, setting)
 
-    def library_at(threshold: int, plain: bool = False) -> Callable[[], Strategy]:
-        return lambda: _library(transcript, renderer, budget, threshold, plain=plain)
+    def library_at(setting: LibrarySetting, plain: bool = False) -> Callable[[], Strategy]:
+        return lambda: _library(transcript, renderer, budget, setting, plain=plain)
 
-    def summarize_every(every: int) -> Callable[[], Strategy]:
-        return lambda: SummarizeReplace(transcript, renderer, budget, every=every)
+    def summarize_at(setting: SummarySetting) -> Callable[[], Strategy]:
+        return lambda: _summarize(transcript, renderer, budget, setting)
 
-    library_sweep: list[StrategyResult] = []
+    rollups = config.rollups
+    library_settings = [LibrarySetting(t, r) for t in config.thresholds for r in rollups]
+    summary_settings = [
+        SummarySetting(e, c) for e in config.summarize_every for c in config.summary_caps
+    ]
+    library_sweep: list[tuple[LibrarySetting, StrategyResult]] = []
     infeasible: list[dict[str, str]] = []
-    for value in config.thresholds:
+    for setting in library_settings:
         try:
-            library_sweep.append(run(library_at(value), f"threshold {value}"))
+            library_sweep.append((setting, run(library_at(setting), setting.label)))
         except BudgetExceededError as exc:
-            infeasible.append({"setting": f"threshold {value}", "error": str(exc)})
-    summary_sweep: list[StrategyResult] = []
-    for value in config.summarize_every:
+            infeasible.append({"setting": setting.label, "error": str(exc)})
+    summary_sweep: list[tuple[SummarySetting, StrategyResult]] = []
+    for choice in summary_settings:
         try:
-            summary_sweep.append(run(summarize_every(value), f"every {value} turns"))
+            summary_sweep.append((choice, run(summarize_at(choice), choice.label)))
         except BudgetExceededError as exc:
-            infeasible.append({"setting": f"every {value}", "error": str(exc)})
+            infeasible.append({"setting": choice.label, "error": str(exc)})
     variant_sweep: list[StrategyResult] = []
     if real_library_available():
         for value in config.thresholds:
+            plain = LibrarySetting(value)
             try:
-                variant_sweep.append(run(library_at(value, plain=True), f"threshold {value}"))
+                variant_sweep.append(run(library_at(plain, plain=True), plain.label))
             except BudgetExceededError as exc:
-                infeasible.append({"setting": f"plain threshold {value}", "error": str(exc)})
+                infeasible.append({"setting": f"plain {plain.label}", "error": str(exc)})
     if not library_sweep or not summary_sweep:
         raise BudgetExceededError(f"no feasible setting: {infeasible}")
-    best_library = min(library_sweep, key=lambda r: r.totals.billed)
-    best_summary = min(summary_sweep, key=lambda r: r.totals.billed)
-    threshold = int(best_library.setting.rsplit(" ", 1)[1])
+    chosen, best_library = min(library_sweep, key=lambda pair: pair[1].totals.billed)
+    every, best_summary = min(summary_sweep, key=lambda pair: pair[1].totals.billed)
     main = [
         best_library,
         run(lambda: SlidingWindow(transcript, renderer, budget), "trim to fit"),
         best_summary,
-        run(lambda: _in_place(transcript, renderer, budget, threshold), f"threshold {threshold}"),
+        run(lambda: _in_place(transcript, renderer, budget, chosen), chosen.label),
     ]
     check = run(
-        lambda: LibraryModel(transcript, renderer, budget, threshold=threshold),
-        f"threshold {threshold}",
+        lambda: LibraryModel(
+            transcript, renderer, budget, threshold=chosen.threshold, rollup=chosen.rollup
+        ),
+        chosen.label,
     )
-    sweep = [*library_sweep, *variant_sweep, *summary_sweep]
-    every = int(best_summary.setting.split()[1])
-    seeds = [_other_seed(seed, config, counter, threshold, every) for seed in config.other_seeds]
+    sweep = [
+        *(result for _, result in library_sweep),
+        *variant_sweep,
+        *(result for _, result in summary_sweep),
+    ]
+    seeds = [_other_seed(seed, config, counter, chosen, every) for seed in config.other_seeds]
     out = _to_json(config, counter, transcript, main, sweep, check, infeasible)
     out["other_seeds"] = seeds
+    out["chosen"] = {
+        "library": {"threshold": chosen.threshold, "rollup": chosen.rollup},
+        "summarize_and_replace": {"every": every.every, "cap": every.cap},
+    }
     return out
 
 
 def _other_seed(
-    seed: int, config: StudyConfig, counter: TokenCounter, threshold: int, every: int
+    seed: int,
+    config: StudyConfig,
+    counter: TokenCounter,
+    chosen: LibrarySetting,
+    every: SummarySetting,
 ) -> dict[str, Any]:
     """The library, summarize-and-replace and in-place at the chosen settings on another seed."""
     transcript = generate(seed, config.turns)
@@ -223,12 +295,12 @@ def _other_seed(
     fresh = new_tokens(transcript, renderer)
     budget = config.budget
     results = [
-        run_strategy(_library(transcript, renderer, budget, threshold, plain=False), transcript,
-                     fresh, f"threshold {threshold}"),
-        run_strategy(SummarizeReplace(transcript, renderer, budget, every=every), transcript,
-                     fresh, f"every {every} turns"),
-        run_strategy(_in_place(transcript, renderer, budget, threshold), transcript, fresh,
-                     f"threshold {threshold}"),
+        run_strategy(_library(transcript, renderer, budget, chosen, plain=False), transcript,
+                     fresh, chosen.label),
+        run_strategy(_summarize(transcript, renderer, budget, every), transcript, fresh,
+                     every.label),
+        run_strategy(_in_place(transcript, renderer, budget, chosen), transcript, fresh,
+                     chosen.label),
     ]
     return {"seed": seed, "strategies": [_row(r, results[0], per_turn=False) for r in results]}
 
@@ -284,7 +356,10 @@ def _to_json(
 ) -> dict[str, Any]:
     library = main[0]
     gap = 100 * (library.totals.reuse_limit - library.totals.reuse_share)
-    summarizing = [r for r in sweep if r.name == "summarize and replace"]
+    cap = main[2].setting.rsplit(" ", 1)[-1]  # the cheapest summarizing row's cap
+    summarizing = [  # its period sweep at that cap: one curve of cost against size
+        r for r in sweep if r.name == "summarize and replace" and r.setting.endswith(f"cap {cap}")
+    ]
     matched = interpolate(
         [(r.totals.mean_tokens, r.totals.billed) for r in summarizing], library.totals.mean_tokens
     )
@@ -299,7 +374,9 @@ def _to_json(
             "turns": config.turns,
             "budget": config.budget,
             "thresholds": list(config.thresholds),
+            "rollups": list(config.rollups),
             "summarize_every": list(config.summarize_every),
+            "summary_caps": list(config.summary_caps),
             "prefix_granularity": "message",
             "min_cacheable_tokens": MIN_CACHEABLE_TOKENS,
             "cache_read_price": CACHE_READ_PRICE,

@@ -163,8 +163,10 @@ def _targets(page: Page, data: dict[str, Any], rows: list[dict[str, Any]]) -> No
     if carried is not None:
         page.add(
             f"- The library's last request carries {carried:,.0f} tokens of promoted summaries "
-            f"({library.get('checkpoints', '?')} checkpoints): the summary index grows with the "
-            "session and is never compacted again, which sets the floor of its request size.",
+            f"({library.get('checkpoints', '?')} checkpoints): rollups merge old summaries into "
+            "one, but every fact and pointer is kept, so the index still grows with the session "
+            "and sets the floor of its request size. Reading it from the cache alone costs more "
+            "than the gap to strategies that forget.",
         )
     found = data.get("targets")
     targets: dict[str, Any] = found if isinstance(found, dict) else {}
@@ -231,6 +233,8 @@ def _plots(page: Page, data: dict[str, Any], rows: list[dict[str, Any]]) -> None
     def frontier(plt: Any) -> None:
         families: dict[str, list[tuple[float, float]]] = {}
         for row in data.get("sweep", []):
+            if not isinstance(row, dict):
+                continue
             name = str(row.get("name", "?"))
             family = "summarize and replace (every N turns)" if name.startswith("summar") else name
             families.setdefault(family, []).append(

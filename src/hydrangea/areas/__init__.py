@@ -6,7 +6,9 @@ scheduling (:mod:`hydrangea.coop`).
 * :class:`ConversationArea`: the user turns and routed model replies, as one retained range.
 * :class:`CompactionArea`: a conversation segment that, at a size checkpoint, retires and
   promotes a structured summary whose pointers lead to the full records;
-  :class:`CompactingConversation` chains such segments over a CoopContext.
+  :class:`CompactingConversation` chains such segments over a CoopContext; with
+  ``rollup_tokens`` it carries its summaries in a :class:`SummaryRegionArea` and merges them into
+  one at a rollup (see :mod:`hydrangea.areas.rollup`).
 * :class:`ToolLoopArea`: exclusive while the model keeps calling tools, yields when it answers.
 """
 
@@ -16,15 +18,18 @@ from hydrangea.areas.compaction import CompactionArea
 from hydrangea.areas.conversation import ConversationArea, message_record_text
 from hydrangea.areas.errors import AreaUsageError, ToolError
 from hydrangea.areas.notice import OneShotNoticeArea
+from hydrangea.areas.rollup import CarriedSummary, SummaryRegionArea
 from hydrangea.areas.tool_loop import Tool, ToolLoopArea, ToolRun
 
 __all__ = [
     "AreaUsageError",
     "AsOfArea",
+    "CarriedSummary",
     "CompactingConversation",
     "CompactionArea",
     "ConversationArea",
     "OneShotNoticeArea",
+    "SummaryRegionArea",
     "Tool",
     "ToolError",
     "ToolLoopArea",

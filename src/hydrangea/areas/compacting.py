@@ -4,6 +4,22 @@ It is not an area itself: it is the object the harness talks to. It registers th
 forwards user turns and replies to the current one, and after a checkpoint registers the
 successor segment before queuing the next user turn, so the next ``render()`` first reclaims the
 compacted segment (promoting its summary) and then renders the new turn after the summary.
+
+Summary rollup (``rollup_tokens``)
+----------------------------------
+
+Promoted summaries belong to no area, so without a rollup they stay in the prefix for good: after
+many checkpoints the prefix holds many summaries. With ``rollup_tokens=N`` the conversation
+carries its summaries itself (see :mod:`hydrangea.areas.rollup`): a
+:class:`~hydrangea.areas.rollup.SummaryRegionArea` registered just before each segment renders
+them ahead of the segment's first turn, each checkpoint reclaims it with the segment and the next
+one renders the same summaries plus the new one (the same bytes: the cached prefix survives), and
+once the summaries added since the last rollup reach ``N`` tokens, the next checkpoint replaces
+them all (and the previous rollup) by one merged :class:`~hydrangea.asof.StructuredSummary`. The
+merged summaries are stored as records and named among the pointers. In this mode a checkpoint
+made by :meth:`route` starts the next segment at once, so the summaries are back in the Context at
+the next render even before another user turn; after calling ``checkpoint()`` on a segment
+yourself, read :attr:`CompactingConversation.current` before the next render.
 """
 
 from __future__ import annotations
@@ -12,7 +28,9 @@ from collections.abc import Callable
 from datetime import datetime
 
 from hydrangea.areas.compaction import CompactionArea
-from hydrangea.asof.counting import TokenCounter
+from hydrangea.areas.errors import AreaUsageError
+from hydrangea.areas.rollup import CarriedSummary, SummaryRegionArea, carried_summary, roll_up
+from hydrangea.asof.counting import ApproxTokenCounter, TokenCounter
 from hydrangea.asof.records import InMemoryRecordStore, RecordStore
 from hydrangea.asof.summary import StructuredSummary, Summarizer
 from hydrangea.context.area import AreaLifeState
@@ -25,7 +43,18 @@ __all__ = ["CompactingConversation"]
 class CompactingConversation:
     """A conversation made of :class:`CompactionArea` segments over one CoopContext."""
 
-    __slots__ = ("_coop", "_current", "_records", "_segments")
+    __slots__ = (
+        "_carried",
+        "_coop",
+        "_counter",
+        "_current",
+        "_name",
+        "_records",
+        "_regions",
+        "_rollup",
+        "_rollups",
+        "_segments",
+    )
 
     def __init__(
         self,
@@ -37,9 +66,24 @@ class CompactingConversation:
         counter: TokenCounter | None = None,
         clock: Callable[[], datetime] | None = None,
         name: str = "conversation",
+        rollup_tokens: int | None = None,
     ) -> None:
-        """Create the first segment and register it with ``coop``."""
+        """Create the first segment and register it with ``coop``.
+
+        ``rollup_tokens`` turns the summary rollup on (see the module documentation): the size
+        the summaries added since the last rollup must reach for the next checkpoint to merge
+        the whole summary region into one summary. ``None`` (the default) promotes each summary
+        once and never reclaims it.
+        """
+        if rollup_tokens is not None and rollup_tokens < 1:
+            raise AreaUsageError(f"rollup_tokens must be positive, got {rollup_tokens}")
         self._coop = coop
+        self._name = name
+        self._rollup = rollup_tokens
+        self._rollups = 0
+        self._carried: tuple[CarriedSummary, ...] = ()
+        self._regions: list[SummaryRegionArea] = []
+        self._counter: TokenCounter = counter if counter is not None else ApproxTokenCounter()
         self._records: RecordStore = records if records is not None else InMemoryRecordStore()
         self._current = CompactionArea(
             threshold_tokens=threshold_tokens,
@@ -48,6 +92,7 @@ class CompactingConversation:
             counter=counter,
             clock=clock,
             name=name,
+            promotes=rollup_tokens is None,
         )
         coop.register(self._current)
         self._segments: list[CompactionArea] = [self._current]
@@ -78,6 +123,27 @@ class CompactingConversation:
         """The summaries made at the checkpoints so far, oldest first."""
         return tuple(s.summary for s in self._segments if s.summary is not None)
 
+    @property
+    def rollup_tokens(self) -> int | None:
+        """The rollup setting (``None``: no rollup)."""
+        return self._rollup
+
+    @property
+    def rollups(self) -> int:
+        """How many rollups have happened."""
+        return self._rollups
+
+    @property
+    def carried(self) -> tuple[CarriedSummary, ...]:
+        """With a rollup, the summaries the prefix holds now (or will hold from the next render),
+        oldest first; empty without a rollup."""
+        return self._carried
+
+    @property
+    def regions(self) -> tuple[SummaryRegionArea, ...]:
+        """Every summary region area registered so far, oldest first."""
+        return tuple(self._regions)
+
     def user(self, turn: str | Message) -> None:
         """Queue a user turn on the current segment (starting the next one after a checkpoint)."""
         self.current.user(turn)
@@ -86,13 +152,40 @@ class CompactingConversation:
         """Route a model reply to the current segment; the summary if it caused a checkpoint."""
         segment = self.current
         segment.route(reply)
+        if segment.summary is not None and self._rollup is not None:
+            self._advance()  # carry the summaries at the next render, turn or no turn
         return segment.summary
 
     def _advance(self) -> None:
-        nxt = self._current.successor()
+        done = self._current
+        nxt = done.successor()
+        if self._rollup is not None:
+            carried = self._region_after(carried_summary(done, self._counter))
+            region = SummaryRegionArea(carried, anchor=nxt)
+            self._coop.register(region)  # before the segment: it renders ahead of its turns
+            self._carried = carried
+            self._regions.append(region)
         self._coop.register(nxt)
         self._current = nxt
         self._segments.append(nxt)
 
+    def _region_after(self, new: CarriedSummary) -> tuple[CarriedSummary, ...]:
+        """The region after a checkpoint: the new summary added, or everything rolled up."""
+        assert self._rollup is not None
+        base = self._carried[:1] if self._carried and self._carried[0].merged else ()
+        added = self._carried[len(base) :]
+        if not added or sum(part.tokens for part in added) < self._rollup:
+            return (*self._carried, new)
+        self._rollups += 1
+        merged = roll_up(
+            [*self._carried, new],
+            number=self._rollups,
+            name=self._name,
+            records=self._records,
+            counter=self._counter,
+        )
+        return (merged,)
+
     def __repr__(self) -> str:
-        return f"CompactingConversation({len(self._segments)} segments, {self._current!r})"
+        rollup = "" if self._rollup is None else f", {len(self._carried)} carried summaries"
+        return f"CompactingConversation({len(self._segments)} segments{rollup}, {self._current!r})"

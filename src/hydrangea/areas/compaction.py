@@ -17,7 +17,8 @@ When the size reaches ``threshold_tokens`` the **checkpoint** happens, once:
 
 1. the summarizer condenses the segment's full records into a
    :class:`~hydrangea.asof.StructuredSummary`; its pointers are set to the record ids (never
-   taken from the summarizer), and every pointer resolves in the record store;
+   taken from the summarizer), and every pointer resolves in the record store; the message
+   shows it with each record id written once (:mod:`hydrangea.areas.summary_text`);
 2. the segment retires, and so do the areas anchored to it.
 
 At the next ``CoopContext.render()`` the collector finds a tail made only of retired areas (the
@@ -31,6 +32,10 @@ What survives a checkpoint: everything before the segment's range (the system pr
 summaries: the cached prefix grows, it is never rewritten) and the new summary. What is
 reclaimed: the segment's turns, the model replies among them and after them, and whatever the
 anchored areas rendered. Between checkpoints nothing is reclaimed and nothing is summarized.
+
+With ``promotes=False`` the segment promotes nothing: a
+:class:`~hydrangea.areas.CompactingConversation` with a summary rollup carries the summaries in a
+summary region ahead of the next segment instead (see :mod:`hydrangea.areas.rollup`).
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ from datetime import datetime
 
 from hydrangea.areas.conversation import ConversationArea
 from hydrangea.areas.errors import AreaUsageError
+from hydrangea.areas.summary_text import summary_text
 from hydrangea.asof.counting import TokenCounter
 from hydrangea.asof.fence import build_nonce, fence, notice
 from hydrangea.asof.items import ItemKind
@@ -49,7 +55,30 @@ from hydrangea.context.area import AreaLifeState
 from hydrangea.errors import ContextStateError
 from hydrangea.message import Message, Role, ToolCallPart
 
-__all__ = ["CompactionArea"]
+__all__ = ["CompactionArea", "summary_message"]
+
+
+def summary_message(
+    heading: str,
+    summary: StructuredSummary,
+    *,
+    item_id: str,
+    origin: str,
+    published: datetime,
+) -> Message:
+    """The user message that carries ``summary`` into the Context: a short notice, then one
+    fenced, untrusted block holding ``heading`` and the summary's text
+    (:func:`~hydrangea.areas.summary_text.summary_text`: each pointer written once).
+
+    Deterministic: the same arguments give the same message (the fence's nonce is derived from
+    the content), so a summary carried again renders to the same bytes.
+    """
+    text = f"{heading}\n{summary_text(summary)}"
+    stamp = published.isoformat()
+    kind = ItemKind.summary.value
+    nonce = build_nonce([(item_id, origin, kind, stamp, text)])
+    body = fence(text, nonce=nonce, item_id=item_id, origin=origin, kind=kind, published=stamp)
+    return Message(role=Role.user, content=f"{notice(nonce)}\n\n{body}")
 
 
 class CompactionArea(ConversationArea):
@@ -71,9 +100,12 @@ class CompactionArea(ConversationArea):
         name: str = "conversation",
         segment: int = 1,
         first_turn: int = 1,
+        promotes: bool = True,
     ) -> None:
         """``threshold_tokens`` is the size at which the checkpoint happens; ``segment`` numbers
-        this segment in its conversation."""
+        this segment in its conversation. With ``promotes=False`` :meth:`promote` returns nothing:
+        the owner carries the summary into the Context itself (a
+        :class:`~hydrangea.areas.CompactingConversation` with a rollup does)."""
         if threshold_tokens < 1:
             raise AreaUsageError(f"threshold_tokens must be positive, got {threshold_tokens}")
         if segment < 1:
@@ -90,8 +122,10 @@ class CompactionArea(ConversationArea):
             summarizer if summarizer is not None else ExtractiveSummarizer()
         )
         self._segment = segment
+        self._promotes = promotes
         self._summary: StructuredSummary | None = None
         self._summary_message: Message | None = None
+        self._summary_published: datetime | None = None
 
     @property
     def threshold_tokens(self) -> int:
@@ -102,6 +136,27 @@ class CompactionArea(ConversationArea):
     def segment(self) -> int:
         """This segment's number in its conversation (1 for the first)."""
         return self._segment
+
+    @property
+    def promotes(self) -> bool:
+        """Whether :meth:`promote` returns the summary message (see the constructor)."""
+        return self._promotes
+
+    @property
+    def summary_id(self) -> str:
+        """The id the summary carries in its fence (and as a record, when one is kept)."""
+        return f"{self._name}/summary-{self._segment}"
+
+    @property
+    def origin(self) -> str:
+        """The origin label of the summary's fence."""
+        return f"{self._name}:compaction"
+
+    @property
+    def summary_published(self) -> datetime | None:
+        """The latest publication time of the records summarized; ``None`` before the
+        checkpoint."""
+        return self._summary_published
 
     @property
     def summary(self) -> StructuredSummary | None:
@@ -140,25 +195,17 @@ class CompactionArea(ConversationArea):
         summary = drafted.model_copy(update={"pointers": ids})
         latest = max(item.published_at for item in items if item.published_at is not None)
         first, last = self._first_turn, max(self._turn, self._first_turn)
-        item_id = f"{self._name}/summary-{self._segment}"
-        origin = f"{self._name}:compaction"
-        text = (
+        heading = (
             f"Conversation turns {first}-{last} ({self._name}, segment {self._segment}) were "
             "compacted into this summary. Each pointer is the id of a full record in the "
-            "record store.\n" + summary.render()
+            "record store."
         )
-        published = latest.isoformat()
-        nonce = build_nonce([(item_id, origin, ItemKind.summary.value, published, text)])
-        body = fence(
-            text,
-            nonce=nonce,
-            item_id=item_id,
-            origin=origin,
-            kind=ItemKind.summary.value,
-            published=published,
+        message = summary_message(
+            heading, summary, item_id=self.summary_id, origin=self.origin, published=latest
         )
         self._summary = summary
-        self._summary_message = Message(role=Role.user, content=f"{notice(nonce)}\n\n{body}")
+        self._summary_message = message
+        self._summary_published = latest
         self._life = AreaLifeState.retired
         return summary
 
@@ -176,6 +223,7 @@ class CompactionArea(ConversationArea):
             name=self._name,
             segment=self._segment + 1,
             first_turn=self._turn + 1,
+            promotes=self._promotes,
         )
         for message in self._pending:
             nxt.user(message)
@@ -183,8 +231,9 @@ class CompactionArea(ConversationArea):
         return nxt
 
     def promote(self) -> tuple[Message, ...]:
-        """The fenced summary message (made at the checkpoint); nothing for a closed segment."""
-        if self._summary_message is None:
+        """The fenced summary message (made at the checkpoint); nothing for a closed segment or
+        when the segment does not promote (see the constructor)."""
+        if self._summary_message is None or not self._promotes:
             return ()
         return (self._summary_message,)
 
