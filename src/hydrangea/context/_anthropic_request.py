@@ -24,43 +24,28 @@ Items are otherwise sent exactly as stored: unchanged turns are copies of their 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
+from hydrangea.context._turns import (
+    LEADING_USER_PLACEHOLDER,
+    SYSTEM_NOTICE_PREFIX,
+    Turn,
+    emit_turns,
+    split_leading_system,
+)
 from hydrangea.context.adapter import ORPHAN_CALL_NOTICE
 from hydrangea.context.native import NativeContent
 
 __all__ = ["LEADING_USER_PLACEHOLDER", "SYSTEM_NOTICE_PREFIX", "build_anthropic_request"]
 
-LEADING_USER_PLACEHOLDER = "[conversation start]"
-"""Text of the user turn put before a conversation that would open with an assistant turn."""
-
-SYSTEM_NOTICE_PREFIX = "[system] "
-"""Prefix of a mid-conversation system message rendered as user text."""
-
-
-@dataclass(slots=True)
-class _Turn:
-    role: str
-    blocks: list[dict[str, Any]]
-    original: dict[str, Any] | None
-    moved: set[int] = field(default_factory=set)
-    orphans: set[int] = field(default_factory=set)
-
 
 def build_anthropic_request(items: Sequence[NativeContent]) -> dict[str, Any]:
     """The keyword arguments (``messages`` and, if any, ``system``) for ``items``."""
-    copied: list[dict[str, Any]] = json.loads(json.dumps(list(items)))
-    system: list[dict[str, Any]] = []
-    start = 0
-    while start < len(copied) and copied[start].get("role") == "system":
-        system.extend(_as_blocks(copied[start]["content"]))
-        start += 1
-    turns = [_turn_of(item) for item in copied[start:]]
+    system, rest = split_leading_system(items, lambda item: _as_blocks(item["content"]))
+    turns = [_turn_of(item) for item in rest]
     answers = _pair_calls(turns)
-    messages = _emit(turns, answers)
+    messages = emit_turns(turns, answers, key="content", orphan=_orphan_result_blocks)
     if messages and messages[0]["role"] == "assistant":
         placeholder = {"type": "text", "text": LEADING_USER_PLACEHOLDER}
         messages.insert(0, {"role": "user", "content": [placeholder]})
@@ -76,15 +61,15 @@ def _as_blocks(content: str | list[dict[str, Any]]) -> list[dict[str, Any]]:
     return content
 
 
-def _turn_of(item: dict[str, Any]) -> _Turn:
+def _turn_of(item: dict[str, Any]) -> Turn:
     if item["role"] == "system":
         text = "\n".join(block["text"] for block in _as_blocks(item["content"]))
         notice = {"type": "text", "text": SYSTEM_NOTICE_PREFIX + text}
-        return _Turn("user", [notice], None)
-    return _Turn(item["role"], _as_blocks(item["content"]), item)
+        return Turn("user", [notice], None)
+    return Turn(item["role"], _as_blocks(item["content"]), item)
 
 
-def _pair_calls(turns: list[_Turn]) -> dict[int, list[dict[str, Any]]]:
+def _pair_calls(turns: list[Turn]) -> dict[int, list[dict[str, Any]]]:
     """For each assistant turn with calls: the result blocks that answer it, in order.
 
     Marks moved results on their source turns and unanswered-call-free results as orphans.
@@ -93,7 +78,7 @@ def _pair_calls(turns: list[_Turn]) -> dict[int, list[dict[str, Any]]]:
     for t, turn in enumerate(turns):
         if turn.role != "user":
             continue
-        for b, block in enumerate(turn.blocks):
+        for b, block in enumerate(turn.parts):
             if block.get("type") == "tool_result":
                 pending.setdefault(block["tool_use_id"], []).append((t, b))
     answers: dict[int, list[dict[str, Any]]] = {}
@@ -102,7 +87,7 @@ def _pair_calls(turns: list[_Turn]) -> dict[int, list[dict[str, Any]]]:
             continue
         found: list[tuple[int, int]] = []
         missing: list[str] = []
-        for block in turn.blocks:
+        for block in turn.parts:
             if block.get("type") != "tool_use":
                 continue
             queue = pending.get(block["id"], [])
@@ -115,7 +100,7 @@ def _pair_calls(turns: list[_Turn]) -> dict[int, list[dict[str, Any]]]:
         if not found and not missing:
             continue
         found.sort()
-        result_blocks = [turns[src].blocks[b] for src, b in found]
+        result_blocks = [turns[src].parts[b] for src, b in found]
         for src, b in found:
             turns[src].moved.add(b)
         for call_id in missing:
@@ -132,37 +117,6 @@ def _pair_calls(turns: list[_Turn]) -> dict[int, list[dict[str, Any]]]:
         for t, b in queue:
             turns[t].orphans.add(b)
     return answers
-
-
-def _emit(turns: list[_Turn], answers: dict[int, list[dict[str, Any]]]) -> list[dict[str, Any]]:
-    messages: list[dict[str, Any]] = []
-    carried: list[dict[str, Any]] = []
-    for t, turn in enumerate(turns):
-        if carried and turn.role != "user":
-            messages.append({"role": "user", "content": carried})
-            carried = []
-        blocks = list(carried)
-        carried = []
-        for b, block in enumerate(turn.blocks):
-            if b in turn.moved:
-                continue
-            if b in turn.orphans:
-                blocks.extend(_orphan_result_blocks(block))
-            else:
-                blocks.append(block)
-        if blocks:
-            messages.append(_message(turn, blocks))
-        carried = answers.get(t, [])
-    if carried:
-        messages.append({"role": "user", "content": carried})
-    return messages
-
-
-def _message(turn: _Turn, blocks: list[dict[str, Any]]) -> dict[str, Any]:
-    original = turn.original
-    if original is not None and _as_blocks(original["content"]) == blocks:
-        return original
-    return {"role": turn.role, "content": blocks}
 
 
 def _orphan_result_blocks(block: dict[str, Any]) -> list[dict[str, Any]]:

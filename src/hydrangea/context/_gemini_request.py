@@ -22,9 +22,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
+from hydrangea.context._turns import (
+    LEADING_USER_PLACEHOLDER,
+    SYSTEM_NOTICE_PREFIX,
+    Turn,
+    emit_turns,
+    split_leading_system,
+)
 from hydrangea.context.adapter import ORPHAN_CALL_NOTICE
 from hydrangea.context.native import NativeContent
 
@@ -35,33 +41,15 @@ __all__ = [
     "response_text",
 ]
 
-LEADING_USER_PLACEHOLDER = "[conversation start]"
-"""Text of the user turn put before a conversation that would open with a model turn."""
-
-SYSTEM_NOTICE_PREFIX = "[system] "
-"""Prefix of a mid-conversation system message rendered as user text."""
-
-
-@dataclass(slots=True)
-class _Turn:
-    role: str
-    parts: list[dict[str, Any]]
-    original: dict[str, Any] | None
-    moved: set[int] = field(default_factory=set)
-    orphans: set[int] = field(default_factory=set)
-
 
 def build_gemini_request(items: Sequence[NativeContent]) -> dict[str, Any]:
     """The keyword arguments (``contents`` and, if any, ``config``) for ``items``."""
-    copied: list[dict[str, Any]] = json.loads(json.dumps(list(items)))
-    system: list[dict[str, Any]] = []
-    start = 0
-    while start < len(copied) and copied[start].get("role") == "system":
-        system.extend(copied[start]["parts"])
-        start += 1
-    turns = [_turn_of(item) for item in copied[start:]]
+    system, rest = split_leading_system(items, lambda item: list(item["parts"]))
+    turns = [_turn_of(item) for item in rest]
     answers = _pair_calls(turns)
-    contents = _merge(_emit(turns, answers))
+    contents = _merge(
+        emit_turns(turns, answers, key="parts", orphan=lambda part: [_orphan_response_text(part)])
+    )
     if contents and contents[0]["role"] == "model":
         contents.insert(0, {"role": "user", "parts": [{"text": LEADING_USER_PLACEHOLDER}]})
     request: dict[str, Any] = {"contents": contents}
@@ -79,14 +67,14 @@ def response_text(response: object) -> str:
     return json.dumps(response, sort_keys=True, ensure_ascii=False)
 
 
-def _turn_of(item: dict[str, Any]) -> _Turn:
+def _turn_of(item: dict[str, Any]) -> Turn:
     if item["role"] == "system":
         text = "\n".join(part["text"] for part in item["parts"])
-        return _Turn("user", [{"text": SYSTEM_NOTICE_PREFIX + text}], None)
-    return _Turn(item["role"], item["parts"], item)
+        return Turn("user", [{"text": SYSTEM_NOTICE_PREFIX + text}], None)
+    return Turn(item["role"], item["parts"], item)
 
 
-def _pair_calls(turns: list[_Turn]) -> dict[int, list[dict[str, Any]]]:
+def _pair_calls(turns: list[Turn]) -> dict[int, list[dict[str, Any]]]:
     """For each model turn with calls: its response parts in call order (orphans filled)."""
     by_id: dict[str, list[tuple[int, int]]] = {}
     by_name: dict[str, list[tuple[int, int]]] = {}
@@ -152,31 +140,6 @@ def _orphan_response_text(part: dict[str, Any]) -> dict[str, Any]:
     error = isinstance(payload, dict) and "error" in payload and "output" not in payload
     prefix = f"[tool result {label}, error] " if error else f"[tool result {label}] "
     return {"text": prefix + response_text(payload)}
-
-
-def _emit(turns: list[_Turn], answers: dict[int, list[dict[str, Any]]]) -> list[dict[str, Any]]:
-    contents: list[dict[str, Any]] = []
-    carried: list[dict[str, Any]] = []
-    for t, turn in enumerate(turns):
-        if carried and turn.role != "user":
-            contents.append({"role": "user", "parts": carried})
-            carried = []
-        parts = list(carried)
-        carried = []
-        for p, part in enumerate(turn.parts):
-            if p in turn.moved:
-                continue
-            parts.append(_orphan_response_text(part) if p in turn.orphans else part)
-        if parts:
-            original = turn.original
-            if original is not None and original["parts"] == parts:
-                contents.append(original)
-            else:
-                contents.append({"role": turn.role, "parts": parts})
-        carried = answers.get(t, [])
-    if carried:
-        contents.append({"role": "user", "parts": carried})
-    return contents
 
 
 def _merge(contents: list[dict[str, Any]]) -> list[dict[str, Any]]:

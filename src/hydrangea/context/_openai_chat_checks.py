@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hydrangea.context._openai_common import require_str
+from hydrangea.context._openai_common import foreign_block_type, require_str
 from hydrangea.context.native import NativeContent
 from hydrangea.errors import GatewayMismatchError, InvalidItemError
 
@@ -66,13 +66,11 @@ def _reject_foreign_shape(item: NativeContent) -> None:
         raise GatewayMismatchError(
             f"a Responses item (type {item.get('type')!r}) cannot go into an openai Context"
         )
-    content = item.get("content")
-    if isinstance(content, list):
-        for part in content:
-            if isinstance(part, dict) and part.get("type") in _FOREIGN_BLOCKS:
-                raise GatewayMismatchError(
-                    f"a {part['type']!r} block belongs to another gateway, not Chat Completions"
-                )
+    foreign = foreign_block_type(item, _FOREIGN_BLOCKS)
+    if foreign is not None:
+        raise GatewayMismatchError(
+            f"a {foreign!r} block belongs to another gateway, not Chat Completions"
+        )
 
 
 def _validate_content(content: object, allowed: frozenset[str], where: str) -> None:

@@ -8,22 +8,28 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Iterator
 from typing import Any
 
+from hydrangea.context._output import dict_entries
 from hydrangea.context.native import NativeContent
-from hydrangea.errors import GatewayMismatchError, InvalidItemError
+from hydrangea.errors import GatewayMismatchError, InvalidItemError, UnsupportedContentError
 from hydrangea.gateway import GatewayType
-from hydrangea.message import ImagePart, ToolCallPart, ToolResultPart
+from hydrangea.message import ImagePart, Message, TextPart, ToolCallPart, ToolResultPart
 
 __all__ = [
     "TOOL_ERROR_PREFIX",
     "arguments_json",
+    "foreign_block_type",
     "image_url",
     "orphan_result_text",
+    "output_entries",
     "reject_foreign_sdk_object",
     "require_str",
     "sdk_dump",
     "sdk_origin",
+    "split_assistant_parts",
+    "split_user_parts",
     "tool_result_text",
 ]
 
@@ -50,9 +56,67 @@ def tool_result_text(part: ToolResultPart) -> str:
     return TOOL_ERROR_PREFIX + part.content if part.is_error else part.content
 
 
-def orphan_result_text(call_id: str, content: str) -> str:
-    """Plain text standing in for a tool result whose call is not in the request."""
+def orphan_result_text(call_id: str, content: object) -> str:
+    """Plain text standing in for a tool result whose call is not in the request.
+
+    ``content`` is the stored result: a string, or a list of parts whose ``text`` values are
+    joined by newlines.
+    """
+    if isinstance(content, list):
+        content = "\n".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
     return f"[tool result {call_id}] {content}"
+
+
+def output_entries(output: list[Any]) -> Iterator[dict[str, Any]]:
+    """The entries of a list of model output, each checked to be a dict as it is read."""
+    return dict_entries(output, "model output lists must hold dicts")
+
+
+def split_user_parts(message: Message) -> tuple[list[ToolResultPart], list[TextPart | ImagePart]]:
+    """A user message's tool results and its text and image parts, each in their order.
+
+    Both OpenAI APIs send the tool results as items of their own, ahead of one user message
+    holding the rest. Raises UnsupportedContentError for a part a user message cannot carry.
+    """
+    results: list[ToolResultPart] = []
+    parts: list[TextPart | ImagePart] = []
+    for part in message.parts:
+        if isinstance(part, ToolResultPart):
+            results.append(part)
+        elif isinstance(part, TextPart | ImagePart):
+            parts.append(part)
+        else:
+            raise UnsupportedContentError(f"a user message cannot carry a {part.type} part")
+    return results, parts
+
+
+def split_assistant_parts(message: Message, api: str) -> tuple[list[str], list[ToolCallPart]]:
+    """An assistant message's texts and tool calls, each in their order.
+
+    Raises UnsupportedContentError naming ``api`` for any other part.
+    """
+    texts: list[str] = []
+    calls: list[ToolCallPart] = []
+    for part in message.parts:
+        if isinstance(part, TextPart):
+            texts.append(part.text)
+        elif isinstance(part, ToolCallPart):
+            calls.append(part)
+        else:
+            raise UnsupportedContentError(
+                f"{api} cannot carry a {part.type} part in an assistant message"
+            )
+    return texts, calls
+
+
+def foreign_block_type(item: NativeContent, foreign: frozenset[str]) -> str | None:
+    """The type of the first content part of ``item`` whose type is in ``foreign``, if any."""
+    content = item.get("content")
+    if isinstance(content, list):
+        for part in content:
+            if isinstance(part, dict) and part.get("type") in foreign:
+                return str(part["type"])
+    return None
 
 
 def require_str(item: NativeContent, key: str, where: str, *, empty_ok: bool = True) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hydrangea.context._openai_common import require_str
+from hydrangea.context._openai_common import foreign_block_type, require_str
 from hydrangea.context.native import NativeContent
 from hydrangea.errors import GatewayMismatchError, InvalidItemError
 
@@ -113,13 +113,11 @@ def _reject_foreign_shape(item: NativeContent) -> None:
         raise GatewayMismatchError(
             "a Chat Completions message cannot go into an openai_responses Context"
         )
-    content = item.get("content")
-    if isinstance(content, list):
-        for part in content:
-            if isinstance(part, dict) and part.get("type") in _FOREIGN_BLOCKS:
-                raise GatewayMismatchError(
-                    f"a {part['type']!r} content block belongs to another gateway, not Responses"
-                )
+    foreign = foreign_block_type(item, _FOREIGN_BLOCKS)
+    if foreign is not None:
+        raise GatewayMismatchError(
+            f"a {foreign!r} content block belongs to another gateway, not Responses"
+        )
 
 
 def _require_call(item: NativeContent, kind: str) -> None:
@@ -206,10 +204,7 @@ def _validate_reasoning(item: NativeContent) -> None:
     summary: Any = item.get("summary")
     if not isinstance(summary, list):
         raise InvalidItemError(f"{where}: 'summary' must be a list (possibly empty)")
-    for part in summary:
-        if not isinstance(part, dict) or part.get("type") != "summary_text":
-            raise InvalidItemError(f"{where}: summary parts must be summary_text")
-        require_str(part, "text", where)
+    _require_text_parts(summary, "summary", "summary_text", where)
     encrypted = item.get("encrypted_content")
     if encrypted is not None and not isinstance(encrypted, str):
         raise InvalidItemError(f"{where}: 'encrypted_content' must be a string")
@@ -217,7 +212,12 @@ def _validate_reasoning(item: NativeContent) -> None:
     if content is not None:
         if not isinstance(content, list):
             raise InvalidItemError(f"{where}: 'content' must be a list")
-        for part in content:
-            if not isinstance(part, dict) or part.get("type") != "reasoning_text":
-                raise InvalidItemError(f"{where}: content parts must be reasoning_text")
-            require_str(part, "text", where)
+        _require_text_parts(content, "content", "reasoning_text", where)
+
+
+def _require_text_parts(parts: list[Any], label: str, kind: str, where: str) -> None:
+    """Every entry of ``parts`` is a ``{"type": kind, "text": str}`` object."""
+    for part in parts:
+        if not isinstance(part, dict) or part.get("type") != kind:
+            raise InvalidItemError(f"{where}: {label} parts must be {kind}")
+        require_str(part, "text", where)

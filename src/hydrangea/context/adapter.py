@@ -52,6 +52,23 @@ class Adapter(ABC):
         the request never holds half a tool pair.
         """
 
+    @abstractmethod
+    def opens_exchange(self, item: NativeContent) -> bool:
+        """True if ``item`` must stay directly before the item that follows it.
+
+        That is a tool call (it asks for results in the next items) and, for the OpenAI
+        Responses API, a ``reasoning`` item (it must be followed by the item it led to). Nothing
+        may be inserted right after such an item; placement uses this to keep overlays out of a
+        tool exchange.
+        """
+
+    @abstractmethod
+    def closes_exchange(self, item: NativeContent) -> bool:
+        """True if ``item`` answers a tool call made by an earlier item (a tool result).
+
+        Nothing may be inserted right before such an item.
+        """
+
     def item_text(self, item: NativeContent) -> str:
         """The human-readable text of an item, for token counting and summaries."""
         chunks: list[str] = []

@@ -23,6 +23,7 @@ from hydrangea.context._anthropic_request import (
     SYSTEM_NOTICE_PREFIX,
     build_anthropic_request,
 )
+from hydrangea.context._output import dict_entries, reject_other_sdk
 from hydrangea.context.adapter import Adapter
 from hydrangea.context.native import NativeContent, copy_json
 from hydrangea.errors import GatewayMismatchError, InvalidItemError, UnsupportedContentError
@@ -54,6 +55,7 @@ _ASSISTANT_ONLY_BLOCKS = frozenset(
         "tool_search_tool_result",
     }
 )
+_CALL_BLOCKS = frozenset({"tool_use", "server_tool_use"})
 _ANY_ROLE_BLOCKS = frozenset({"text", "image", "document", "search_result", "container_upload"})
 _REQUIRED_KEYS: dict[str, tuple[str, ...]] = {
     "text": ("text",),
@@ -112,14 +114,10 @@ class AnthropicAdapter(Adapter):
         if isinstance(output, dict):
             return [_strip_response_dict(output)]
         if isinstance(output, list):
-            return [_strip_response_dict(_require_dict(entry)) for entry in output]
-        module = type(output).__module__
-        if module.startswith(("openai", "google")):
-            raise GatewayMismatchError(
-                f"a {module}.{type(output).__name__} object belongs to another gateway, "
-                "not to anthropic"
-            )
-        if module.startswith("anthropic") and hasattr(output, "content"):
+            entries = dict_entries(output, "expected an Anthropic message dict")
+            return [_strip_response_dict(entry) for entry in entries]
+        reject_other_sdk(output, self.gateway, ("openai", "google"))
+        if type(output).__module__.startswith("anthropic") and hasattr(output, "content"):
             role = getattr(output, "role", None)
             if role != "assistant":
                 raise InvalidItemError(
@@ -164,6 +162,16 @@ class AnthropicAdapter(Adapter):
             )
         for index, block in enumerate(content):
             _check_block(role, index, block)
+
+    # -- tool exchanges ----------------------------------------------------------------------
+
+    def opens_exchange(self, item: NativeContent) -> bool:
+        """True for an assistant turn holding a ``tool_use`` or ``server_tool_use`` block."""
+        return item.get("role") == "assistant" and _has_block(item, _CALL_BLOCKS)
+
+    def closes_exchange(self, item: NativeContent) -> bool:
+        """True for a user turn holding a ``tool_result`` block."""
+        return item.get("role") == "user" and _has_block(item, _USER_ONLY_BLOCKS)
 
     # -- requests ----------------------------------------------------------------------------
 
@@ -221,10 +229,11 @@ def _block_from_part(part: TextPart | ImagePart | ToolCallPart | ToolResultPart)
             assert_never(part)
 
 
-def _require_dict(entry: object) -> dict[str, Any]:
-    if not isinstance(entry, dict):
-        raise InvalidItemError(f"expected an Anthropic message dict, got {type(entry).__name__}")
-    return entry
+def _has_block(item: NativeContent, kinds: frozenset[str]) -> bool:
+    content = item.get("content")
+    return isinstance(content, list) and any(
+        isinstance(block, dict) and block.get("type") in kinds for block in content
+    )
 
 
 def _strip_response_dict(output: dict[str, Any]) -> NativeContent:

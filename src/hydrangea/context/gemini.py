@@ -25,6 +25,7 @@ from hydrangea.context._gemini_request import (
     build_gemini_request,
     response_text,
 )
+from hydrangea.context._output import dict_entries, reject_other_sdk
 from hydrangea.context.adapter import Adapter
 from hydrangea.context.native import NativeContent, copy_json
 from hydrangea.errors import GatewayMismatchError, InvalidItemError
@@ -133,14 +134,10 @@ class GeminiAdapter(Adapter):
                 return [_normalise(_first_candidate_json(output))]
             return [_normalise(output)]
         if isinstance(output, list):
-            return [_normalise(_require_dict(entry)) for entry in output]
-        module = type(output).__module__
-        if module.startswith(("openai", "anthropic")):
-            raise GatewayMismatchError(
-                f"a {module}.{type(output).__name__} object belongs to another gateway, "
-                "not to gemini"
-            )
-        if module.startswith("google.genai"):
+            entries = dict_entries(output, "expected a Gemini Content dict")
+            return [_normalise(entry) for entry in entries]
+        reject_other_sdk(output, self.gateway, ("openai", "anthropic"))
+        if type(output).__module__.startswith("google.genai"):
             content = output
             if hasattr(output, "candidates"):
                 candidates = output.candidates or []
@@ -179,6 +176,14 @@ class GeminiAdapter(Adapter):
             raise InvalidItemError(f"a Gemini {role} item needs a non-empty 'parts' list")
         for index, part in enumerate(parts):
             _check_part(role, index, part)
+
+    def opens_exchange(self, item: NativeContent) -> bool:
+        """True for a Content holding a ``function_call`` part."""
+        return _has_part(item, "function_call")
+
+    def closes_exchange(self, item: NativeContent) -> bool:
+        """True for a Content holding a ``function_response`` part."""
+        return _has_part(item, "function_response")
 
     def build_request(self, items: Sequence[NativeContent]) -> dict[str, Any]:
         """``{"contents": [...], "config"?: {"system_instruction": ...}}``."""
@@ -222,10 +227,9 @@ def _part_from(part: TextPart | ImagePart | ToolCallPart | ToolResultPart) -> di
             assert_never(part)
 
 
-def _require_dict(entry: object) -> dict[str, Any]:
-    if not isinstance(entry, dict):
-        raise InvalidItemError(f"expected a Gemini Content dict, got {type(entry).__name__}")
-    return entry
+def _has_part(item: NativeContent, key: str) -> bool:
+    parts = item.get("parts")
+    return isinstance(parts, list) and any(isinstance(part, dict) and key in part for part in parts)
 
 
 def _first_candidate_json(body: dict[str, Any]) -> dict[str, Any]:

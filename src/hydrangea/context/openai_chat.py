@@ -32,16 +32,19 @@ from hydrangea.context._openai_common import (
     arguments_json,
     image_url,
     orphan_result_text,
+    output_entries,
     reject_foreign_sdk_object,
     sdk_dump,
     sdk_origin,
+    split_assistant_parts,
+    split_user_parts,
     tool_result_text,
 )
 from hydrangea.context.adapter import ORPHAN_CALL_NOTICE, Adapter
 from hydrangea.context.native import NativeContent
-from hydrangea.errors import GatewayMismatchError, InvalidItemError, UnsupportedContentError
+from hydrangea.errors import GatewayMismatchError, InvalidItemError
 from hydrangea.gateway import GatewayType
-from hydrangea.message import ImagePart, Message, Role, TextPart, ToolCallPart, ToolResultPart
+from hydrangea.message import Message, Role, TextPart
 
 __all__ = ["ChatMessage", "ChatToolCall", "OpenAIChatAdapter"]
 
@@ -92,53 +95,42 @@ class OpenAIChatAdapter(Adapter):
                 assert_never(message.role)
 
     def _user_items(self, message: Message) -> list[NativeContent]:
-        if isinstance(message.content, str):
-            return [{"role": "user", "content": message.content}]
-        tools: list[NativeContent] = []
-        parts: list[dict[str, Any]] = []
-        for part in message.content:
-            if isinstance(part, ToolResultPart):
-                text = tool_result_text(part)
-                tools.append({"role": "tool", "tool_call_id": part.call_id, "content": text})
-            elif isinstance(part, TextPart):
-                parts.append({"type": "text", "text": part.text})
-            elif isinstance(part, ImagePart):
-                parts.append({"type": "image_url", "image_url": {"url": image_url(part)}})
-            else:
-                raise UnsupportedContentError(f"a user message cannot carry a {part.type} part")
+        results, parts = split_user_parts(message)
+        items: list[NativeContent] = [
+            {"role": "tool", "tool_call_id": part.call_id, "content": tool_result_text(part)}
+            for part in results
+        ]
         if not parts:
-            return tools
-        if len(parts) == 1 and parts[0]["type"] == "text":
-            return [*tools, {"role": "user", "content": parts[0]["text"]}]
-        return [*tools, {"role": "user", "content": parts}]
+            return items
+        content: str | list[dict[str, Any]]
+        if len(parts) == 1 and isinstance(parts[0], TextPart):
+            content = parts[0].text  # a lone text goes as a plain string
+        else:
+            content = [
+                {"type": "text", "text": part.text}
+                if isinstance(part, TextPart)
+                else {"type": "image_url", "image_url": {"url": image_url(part)}}
+                for part in parts
+            ]
+        items.append({"role": "user", "content": content})
+        return items
 
     def _assistant_item(self, message: Message) -> NativeContent:
-        if isinstance(message.content, str):
-            return {"role": "assistant", "content": message.content}
-        texts: list[dict[str, Any]] = []
-        calls: list[dict[str, Any]] = []
-        for part in message.content:
-            if isinstance(part, TextPart):
-                texts.append({"type": "text", "text": part.text})
-            elif isinstance(part, ToolCallPart):
-                calls.append(
-                    {
-                        "id": part.id,
-                        "type": "function",
-                        "function": {"name": part.name, "arguments": arguments_json(part)},
-                    }
-                )
-            else:
-                raise UnsupportedContentError(
-                    f"Chat Completions cannot carry a {part.type} part in an assistant message"
-                )
+        texts, calls = split_assistant_parts(message, "Chat Completions")
         item: NativeContent = {"role": "assistant"}
         if len(texts) == 1:
-            item["content"] = texts[0]["text"]
+            item["content"] = texts[0]
         elif texts:
-            item["content"] = texts
+            item["content"] = [{"type": "text", "text": text} for text in texts]
         if calls:
-            item["tool_calls"] = calls
+            item["tool_calls"] = [
+                {
+                    "id": part.id,
+                    "type": "function",
+                    "function": {"name": part.name, "arguments": arguments_json(part)},
+                }
+                for part in calls
+            ]
         return item
 
     # -- model output -> items -----------------------------------------------------------------
@@ -153,14 +145,7 @@ class OpenAIChatAdapter(Adapter):
         if isinstance(output, dict):
             return [self._from_dict(output)]
         if isinstance(output, list):
-            items: list[NativeContent] = []
-            for entry in output:
-                if not isinstance(entry, dict):
-                    raise InvalidItemError(
-                        f"model output lists must hold dicts, got {type(entry).__name__}"
-                    )
-                items.append(self._from_dict(entry))
-            return items
+            return [self._from_dict(entry) for entry in output_entries(output)]
         reject_foreign_sdk_object(output, self.gateway)
         if sdk_origin(output) == "openai":
             name = type(output).__name__
@@ -194,6 +179,16 @@ class OpenAIChatAdapter(Adapter):
     def validate(self, item: NativeContent) -> None:
         """Raise InvalidItemError unless ``item`` is a chat message Chat Completions accepts."""
         validate_chat_message(item)
+
+    # -- tool exchanges ------------------------------------------------------------------------
+
+    def opens_exchange(self, item: NativeContent) -> bool:
+        """True for an assistant message with ``tool_calls``: its tool messages follow it."""
+        return item.get("role") == "assistant" and bool(item.get("tool_calls"))
+
+    def closes_exchange(self, item: NativeContent) -> bool:
+        """True for a ``tool`` (or legacy ``function``) message answering a call."""
+        return item.get("role") in ("tool", "function")
 
     # -- request -------------------------------------------------------------------------------
 
@@ -271,7 +266,5 @@ def _clean_output_message(message: dict[str, Any], *, keep_unknown: bool = False
 
 
 def _tool_as_text(tool: NativeContent) -> dict[str, Any]:
-    content = tool.get("content")
-    if isinstance(content, list):
-        content = "\n".join(str(part.get("text", "")) for part in content)
-    return {"role": "user", "content": orphan_result_text(tool["tool_call_id"], str(content))}
+    text = orphan_result_text(tool["tool_call_id"], tool.get("content"))
+    return {"role": "user", "content": text}

@@ -38,9 +38,12 @@ from hydrangea.context._openai_common import (
     arguments_json,
     image_url,
     orphan_result_text,
+    output_entries,
     reject_foreign_sdk_object,
     sdk_dump,
     sdk_origin,
+    split_assistant_parts,
+    split_user_parts,
     tool_result_text,
 )
 from hydrangea.context._openai_responses_checks import (
@@ -50,9 +53,9 @@ from hydrangea.context._openai_responses_checks import (
 )
 from hydrangea.context.adapter import ORPHAN_CALL_NOTICE, Adapter
 from hydrangea.context.native import NativeContent
-from hydrangea.errors import GatewayMismatchError, InvalidItemError, UnsupportedContentError
+from hydrangea.errors import GatewayMismatchError, InvalidItemError
 from hydrangea.gateway import GatewayType
-from hydrangea.message import ImagePart, Message, Role, TextPart, ToolCallPart, ToolResultPart
+from hydrangea.message import Message, Role, TextPart
 
 __all__ = ["OpenAIResponsesAdapter", "ResponsesMessage", "ResponsesReasoning"]
 
@@ -102,59 +105,45 @@ class OpenAIResponsesAdapter(Adapter):
                 assert_never(message.role)
 
     def _user_items(self, message: Message) -> list[NativeContent]:
-        if isinstance(message.content, str):
-            return [{"type": "message", "role": "user", "content": message.content}]
-        outputs: list[NativeContent] = []
-        parts: list[dict[str, Any]] = []
-        for part in message.content:
-            if isinstance(part, ToolResultPart):
-                outputs.append(
-                    {
-                        "type": "function_call_output",
-                        "call_id": part.call_id,
-                        "output": tool_result_text(part),
-                    }
-                )
-            elif isinstance(part, TextPart):
-                parts.append({"type": "input_text", "text": part.text})
-            elif isinstance(part, ImagePart):
-                parts.append(
-                    {"type": "input_image", "image_url": image_url(part), "detail": "auto"}
-                )
-            else:
-                raise UnsupportedContentError(f"a user message cannot carry a {part.type} part")
+        results, parts = split_user_parts(message)
+        items: list[NativeContent] = [
+            {
+                "type": "function_call_output",
+                "call_id": part.call_id,
+                "output": tool_result_text(part),
+            }
+            for part in results
+        ]
         if not parts:
-            return outputs
-        content: str | list[dict[str, Any]] = parts
-        if len(parts) == 1 and parts[0]["type"] == "input_text":
-            content = parts[0]["text"]
-        return [*outputs, {"type": "message", "role": "user", "content": content}]
+            return items
+        content: str | list[dict[str, Any]]
+        if len(parts) == 1 and isinstance(parts[0], TextPart):
+            content = parts[0].text  # a lone text goes as a plain string
+        else:
+            content = [
+                {"type": "input_text", "text": part.text}
+                if isinstance(part, TextPart)
+                else {"type": "input_image", "image_url": image_url(part), "detail": "auto"}
+                for part in parts
+            ]
+        items.append({"type": "message", "role": "user", "content": content})
+        return items
 
     def _assistant_items(self, message: Message) -> list[NativeContent]:
-        if isinstance(message.content, str):
-            return [{"type": "message", "role": "assistant", "content": message.content}]
-        texts: list[str] = []
-        calls: list[NativeContent] = []
-        for part in message.content:
-            if isinstance(part, TextPart):
-                texts.append(part.text)
-            elif isinstance(part, ToolCallPart):
-                calls.append(
-                    {
-                        "type": "function_call",
-                        "call_id": part.id,
-                        "name": part.name,
-                        "arguments": arguments_json(part),
-                    }
-                )
-            else:
-                raise UnsupportedContentError(
-                    f"the Responses API cannot carry a {part.type} part in an assistant message"
-                )
-        if not texts:
-            return calls
-        text_item = {"type": "message", "role": "assistant", "content": "\n".join(texts)}
-        return [text_item, *calls]
+        texts, calls = split_assistant_parts(message, "the Responses API")
+        items: list[NativeContent] = []
+        if texts:
+            items.append({"type": "message", "role": "assistant", "content": "\n".join(texts)})
+        items.extend(
+            {
+                "type": "function_call",
+                "call_id": part.id,
+                "name": part.name,
+                "arguments": arguments_json(part),
+            }
+            for part in calls
+        )
+        return items
 
     # -- model output -> items -----------------------------------------------------------------
 
@@ -167,14 +156,8 @@ class OpenAIResponsesAdapter(Adapter):
         if isinstance(output, dict):
             return self._from_dict(output)
         if isinstance(output, list):
-            items: list[NativeContent] = []
-            for entry in output:
-                if not isinstance(entry, dict):
-                    raise InvalidItemError(
-                        f"model output lists must hold dicts, got {type(entry).__name__}"
-                    )
-                items.extend(self._from_dict(entry))
-            return items
+            entries = output_entries(output)
+            return [item for entry in entries for item in self._from_dict(entry)]
         reject_foreign_sdk_object(output, self.gateway)
         if sdk_origin(output) == "openai":
             name = type(output).__name__
@@ -208,6 +191,18 @@ class OpenAIResponsesAdapter(Adapter):
     def validate(self, item: NativeContent) -> None:
         """Raise InvalidItemError unless ``item`` is an input item the Responses API accepts."""
         validate_responses_item(item)
+
+    # -- tool exchanges ------------------------------------------------------------------------
+
+    def opens_exchange(self, item: NativeContent) -> bool:
+        """True for any ``*_call`` item and for a ``reasoning`` item (it needs its next item)."""
+        kind = item.get("type")
+        return isinstance(kind, str) and (kind.endswith("_call") or kind == "reasoning")
+
+    def closes_exchange(self, item: NativeContent) -> bool:
+        """True for any ``*_output`` item (the answer to an earlier call)."""
+        kind = item.get("type")
+        return isinstance(kind, str) and kind.endswith("_output")
 
     # -- request -------------------------------------------------------------------------------
 
@@ -268,10 +263,7 @@ def _pairing(items: Sequence[NativeContent]) -> tuple[set[int], set[int]]:
 
 
 def _output_as_text(item: NativeContent) -> dict[str, Any]:
-    output = item.get("output")
-    if isinstance(output, list):
-        output = "\n".join(str(part.get("text", "")) for part in output if isinstance(part, dict))
-    text = orphan_result_text(item["call_id"], str(output))
+    text = orphan_result_text(item["call_id"], item.get("output"))
     return {"type": "message", "role": "user", "content": text}
 
 

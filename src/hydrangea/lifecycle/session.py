@@ -420,7 +420,7 @@ class Lifecycle:
             del self._live[key]
             del self._entries[key]
         history = self._log.flat
-        anchor = before_newest(self.context.gateway, history)
+        anchor = before_newest(self.context.adapter, history)
         return LifecycleRequest(
             episode, self._log.view(), anchor, tuple(before), tuple(after), self.context.adapter
         )
