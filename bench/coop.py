@@ -69,6 +69,41 @@ class Idle:
         pass
 
 
+class Spanning:
+    """A retained area whose EffectRange spans the whole Context (a long conversation)."""
+
+    life_state = AreaLifeState.retain
+    flow_state = AreaFlowState.yielded
+
+    def observe(self, context: Sequence[NativeContent]) -> None:
+        _ = context[-1]  # looks at its newest item only, as an incremental area does
+
+    def render(self) -> list[Message]:
+        return [Message(role=Role.user, content="next turn")]
+
+    def promote(self) -> tuple[Message, ...]:
+        return ()
+
+    def gc_prologue(self) -> None:
+        pass
+
+
+def spanning_render(length: int, samples: int) -> float:
+    """Best seconds of one render() whose one area observes a range of ``length`` items."""
+    coop = CoopContext(Context(GatewayType.openai))
+    coop.register(Spanning())
+    coop.render()
+    coop.context.extend({"role": "assistant", "content": f"item {i}"} for i in range(length))
+    best = float("inf")
+    for i in range(samples + 5):
+        started = time.perf_counter()
+        coop.render()
+        elapsed = time.perf_counter() - started
+        if i >= 5:
+            best = min(best, elapsed)
+    return best
+
+
 def build(length: int, areas: int) -> CoopContext:
     """A Context of ``length`` model replies and ``areas - 1`` idle areas."""
     context = Context(
@@ -108,6 +143,7 @@ def main() -> None:
 
     lengths = (100, 10_000, 100_000)
     by_length = {n: per_render(build(n, 1), samples) for n in lengths}
+    by_span = {n: spanning_render(n, samples) for n in lengths}
     area_counts = (10, 100, 1_000, 10_000)
     by_areas = {
         a: per_render(build(100, a), max(20, samples * 10 // a)) for a in area_counts
@@ -121,6 +157,10 @@ def main() -> None:
     base = by_length[lengths[0]]
     for n, t in by_length.items():
         print(f"  {n:>7} items: {t * 1e6:9.1f} us   ratio to 100 items: {t / base:5.2f}x")
+    print("render() of one area whose EffectRange spans the whole Context, by its length:")
+    base_s = by_span[lengths[0]]
+    for n, t in by_span.items():
+        print(f"  {n:>7} items: {t * 1e6:9.1f} us   ratio to 100 items: {t / base_s:5.2f}x")
     print("render() appending 1 message, context of 100 items, by registered areas:")
     base_a = by_areas[area_counts[0]]
     for a, t in by_areas.items():
@@ -146,6 +186,8 @@ def main() -> None:
                 "statistic": "minimum seconds of one render (collect 1 one-shot + append 1)",
                 "seconds_by_context_length": {str(k): v for k, v in by_length.items()},
                 "ratio_by_context_length": {str(k): v / base for k, v in by_length.items()},
+                "seconds_by_spanning_range": {str(k): v for k, v in by_span.items()},
+                "ratio_by_spanning_range": {str(k): v / base_s for k, v in by_span.items()},
                 "seconds_by_areas": {str(k): v for k, v in by_areas.items()},
                 "ratio_by_areas": {str(k): v / base_a for k, v in by_areas.items()},
                 "target_ratio_100k_over_100": ratio,

@@ -34,12 +34,28 @@ _METHODS = frozenset({"observe", "render", "promote", "gc_prologue"})
 class _Entry:
     """Internal bookkeeping for one registered area."""
 
-    __slots__ = ("area", "effect_range", "order")
+    __slots__ = ("area", "effect_range", "order", "retired")
 
     def __init__(self, area: ContextAreaImplementation, order: int) -> None:
         self.area = area
         self.order = order
         self.effect_range: EffectRange | None = None
+        self.retired = False
+
+    def life(self) -> AreaLifeState:
+        """The area's life state, refusing a retired area that claims to be retained again."""
+        life = _life(self.area)
+        match life:
+            case AreaLifeState.retired:
+                self.retired = True
+            case AreaLifeState.retain:
+                if self.retired:
+                    raise AreaContractError(
+                        f"{self.area!r} went back from retired to retain; retirement is final"
+                    )
+            case _:
+                assert_never(life)
+        return life
 
 
 def _life(area: ContextAreaImplementation) -> AreaLifeState:
@@ -244,7 +260,7 @@ class CoopContext:
             yield RangedArea(entry, entry.effect_range, entry.order)
 
     def _collect(self) -> list[Exception]:
-        lives = {id(e.area): _life(e.area) for e in self._ring}
+        lives = {id(e.area): e.life() for e in self._ring}
         if AreaLifeState.retired not in lives.values():
             return []
         plan = plan_collection(
@@ -323,12 +339,12 @@ class CoopContext:
     def _visit(self, entry: _Entry) -> AreaFlowState | None:
         """Observe and render one area; its flow state, or ``None`` when it was skipped."""
         area = entry.area
-        if _life(area) is AreaLifeState.retired:
+        if entry.life() is AreaLifeState.retired:
             return None
         if entry.effect_range is not None:
             rng = entry.effect_range
-            area.observe(self._context[rng.earliest : rng.latest + 1])
-            if _life(area) is AreaLifeState.retired:
+            area.observe(self._context.view(rng.earliest, rng.latest + 1))
+            if entry.life() is AreaLifeState.retired:
                 return None
         messages = _messages(area, area.render(), "render")
         before = after = len(self._context)
