@@ -32,6 +32,10 @@ class Context(Sequence[NativeContent]):
     the official SDK's response object). Every append is validated first and is all or nothing.
     Reading is by ``len()``, index, iteration and slicing (a slice is an immutable tuple).
     Only the collector removes items, and only from the tail (:meth:`detach_tail`).
+
+    Reading hands out the stored items themselves (no copy, so reading stays cheap): like the
+    sequence an area's ``observe()`` receives, they must be treated as read-only. Mutating one
+    in place would change the cached prefix and every snapshot that shares it.
     """
 
     __slots__ = ("_adapter", "_detaches", "_gateway", "_items")
