@@ -310,3 +310,65 @@ def test_a_conflicting_record_fails_the_build_before_anything_is_stored() -> Non
     with pytest.raises(DuplicateItemError):
         b.build()
     assert store.ids() == ["doc-19"]
+
+
+def _fill(budget: int, items: Sequence[ContextItem], **kwargs: object) -> ContextBuilder:
+    b = builder(budget, **kwargs)
+    b.add(ContextItem.harness(ItemKind.task, "Answer from the filings.", item_id="task"))
+    for item in items:
+        b.add(item)
+    return b
+
+
+def test_a_budget_that_holds_the_full_render_compacts_nothing() -> None:
+    items = [doc(i, days=i + 1, priority=i % 3, text=f"Fact {i} holds. " + "word " * (i % 7))
+             for i in range(300)]
+    full = _fill(10**9, items).build()
+    assert full.compactions == () and full.dropped == ()
+    exact = _fill(full.tokens, items).build()
+    assert exact.compactions == () and exact.dropped == ()
+    assert exact.messages == full.messages and exact.tokens == full.tokens
+    # one token less and something has to give, visibly
+    tight = _fill(full.tokens - 1, items).build()
+    assert tight.compactions or tight.dropped
+    assert tight.tokens <= full.tokens - 1
+
+
+class ShortSummarizer:
+    """Writes one short fact however many items it is given."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def summarize(self, items: Sequence[ContextItem]) -> StructuredSummary:
+        self.calls += 1
+        return StructuredSummary(facts=(f"{len(items)} filings were reviewed.",))
+
+
+def test_a_short_custom_summary_is_priced_by_what_it_writes_not_by_extraction() -> None:
+    # The first sentence is the whole text, so extraction would save nothing; the custom
+    # summarizer writes one line, and the plan must use that room instead of dropping items.
+    items = [doc(i, days=i + 1, text=f"Filing {i} reports " + "figures " * 30 + "in full.")
+             for i in range(40)]
+    full = _fill(10**9, items).build().tokens
+    budget = full // 3
+    summarizer = ShortSummarizer()
+    built = _fill(budget, items, summarizer=summarizer).build()
+    assert built.tokens <= budget
+    assert built.dropped == ()
+    (compaction,) = built.compactions
+    shown = [i for i in built.items if i.trust is Trust.UNTRUSTED and i.kind is ItemKind.document]
+    assert shown  # the room the short summary left is used to show items in full
+    assert len(shown) + len(compaction.source_ids) == len(items)
+    assert 1 <= summarizer.calls <= 8
+    (summary,) = built.summary_items
+    assert summary.summary is not None
+    assert summary.summary.facts == (f"{len(compaction.source_ids)} filings were reviewed.",)
+
+
+def test_a_short_async_summary_is_priced_by_what_it_writes_too() -> None:
+    items = [doc(i, days=i + 1, text=f"Filing {i} reports " + "figures " * 30 + "in full.")
+             for i in range(40)]
+    budget = _fill(10**9, items).build().tokens // 3
+    built = asyncio.run(_fill(budget, items, summarizer=AsyncOnly()).abuild())
+    assert built.tokens <= budget and built.dropped == () and built.compactions

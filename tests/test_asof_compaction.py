@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 
 from hypothesis import given
@@ -21,7 +22,14 @@ from hydrangea.asof import (
 )
 from hydrangea.asof.compaction import plan
 from hydrangea.asof.summary import first_sentence, parse_pointers
-from tests.support.asof_oracle import AS_OF, data_message, doc, pointers_in
+from tests.support.asof_oracle import (
+    AS_OF,
+    adversarial_label,
+    adversarial_text,
+    data_message,
+    doc,
+    pointers_in,
+)
 
 
 def brute_force(costs: list[int], facts: list[int], overhead: int, available: int
@@ -156,3 +164,58 @@ def test_extractive_summarizer_merges_summary_items() -> None:
     out = ExtractiveSummarizer().summarize([item, doc(1)])
     assert out.facts == ("kept fact", 'Fact number 1 is true. (record "doc-1")')
     assert out.pointers == ("old", "doc-1")
+
+
+def oracle_render(summary: StructuredSummary) -> str:
+    """StructuredSummary.render as documented, written independently."""
+    n = len(summary.pointers)
+    lines = [f"summary of {n} record" + ("" if n == 1 else "s")]
+    for title, entries in (("facts", summary.facts), ("decisions", summary.decisions),
+                           ("open questions", summary.open_questions)):
+        if entries:
+            lines.append(title + ":")
+            for entry in entries:
+                lines.append("- " + "\n  ".join(entry.split("\n")))
+    lines.append("pointers: " + json.dumps(list(summary.pointers), ensure_ascii=False))
+    return "\n".join(lines)
+
+
+entries = st.lists(st.one_of(adversarial_text, st.sampled_from(
+    ["\x00\x01\x02", "a\x00\x01", "\x01\x02b", "\x00", "x\n- y", ""])), max_size=6)
+
+
+@given(entries, entries, entries, st.lists(adversarial_label, max_size=4))
+def test_summary_render_matches_an_independent_rendering(
+    facts: list[str], decisions: list[str], questions: list[str], pointers: list[str]
+) -> None:
+    summary = StructuredSummary(facts=tuple(facts), decisions=tuple(decisions),
+                                open_questions=tuple(questions), pointers=tuple(pointers))
+    assert summary.render() == oracle_render(summary)
+    merged = StructuredSummary.merge([summary, summary])
+    assert merged == StructuredSummary(
+        facts=tuple(dict.fromkeys(facts)), decisions=tuple(dict.fromkeys(decisions)),
+        open_questions=tuple(dict.fromkeys(questions)), pointers=tuple(dict.fromkeys(pointers)))
+
+
+@given(
+    st.lists(st.tuples(adversarial_text, adversarial_label), max_size=8,
+             unique_by=lambda t: t[1]),
+    st.integers(2, 60),
+)
+def test_bulk_facts_and_known_facts_match_one_by_one_extraction(
+    pairs: list[tuple[str, str]], limit: int
+) -> None:
+    items = [ContextItem.outside(ItemKind.memory, text, item_id=item_id, origin="m",
+                                 published_at=AS_OF)
+             for text, item_id in pairs]
+    extractor = ExtractiveSummarizer(limit=limit)
+    one_by_one = [extractor.fact(i) for i in items]
+    assert extractor.facts(items) == one_by_one
+    for fact, item in zip(one_by_one, items, strict=True):
+        sentence = first_sentence(item.content, limit=limit)
+        assert fact == f"{sentence} (record {json.dumps(item.item_id, ensure_ascii=False)})"
+    expected = StructuredSummary(facts=tuple(dict.fromkeys(one_by_one)),
+                                 pointers=tuple(i.item_id for i in items))
+    assert extractor.summarize(items) == expected
+    known = {i.item_id: f for i, f in zip(items, one_by_one, strict=True)}
+    assert extractor.summarize_known(items, known) == expected

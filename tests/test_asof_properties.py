@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import timedelta, timezone
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -16,10 +17,14 @@ from hydrangea.asof import (
     ContextItem,
     InMemoryRecordStore,
     ItemKind,
+    StructuredSummary,
+    Summarizer,
     TokenCounter,
     Trust,
     unfence,
 )
+from hydrangea.asof.fence import fence, fence_bodies
+from hydrangea.asof.layout import block_key, data_length, data_text, in_block_order
 from tests.support.asof_oracle import (
     AS_OF,
     adversarial_label,
@@ -86,10 +91,12 @@ def specs(draw: st.DrawFn) -> Spec:
     return Spec(trusted, on_time, late, budget)
 
 
-def run(spec: Spec, counter: TokenCounter) -> tuple[BuiltContext | None, InMemoryRecordStore]:
+def run(
+    spec: Spec, counter: TokenCounter, summarizer: Summarizer | None = None
+) -> tuple[BuiltContext | None, InMemoryRecordStore]:
     store = InMemoryRecordStore()
     builder = ContextBuilder(as_of=AS_OF, token_budget=spec.budget, counter=counter,
-                             records=store)
+                             records=store, summarizer=summarizer)
     for item in [*spec.trusted, *spec.late, *spec.on_time]:
         builder.try_add(item)
     try:
@@ -98,12 +105,14 @@ def run(spec: Spec, counter: TokenCounter) -> tuple[BuiltContext | None, InMemor
         return None, store
 
 
-def check(spec: Spec, counter: TokenCounter, oracle: TokenCounter) -> None:
-    built, store = run(spec, counter)
+def check(
+    spec: Spec, counter: TokenCounter, oracle: TokenCounter, summarizer: Summarizer | None = None
+) -> None:
+    built, store = run(spec, counter, summarizer)
     if built is None:
         # Only when the trusted content alone is over budget: then no budget that small fits it.
         roomy = Spec(spec.trusted, [], [], 10**9)
-        trusted_only, _ = run(roomy, counter)
+        trusted_only, _ = run(roomy, counter, summarizer)
         assert trusted_only is not None and trusted_only.tokens > spec.budget
         assert store.ids() == []
         return
@@ -140,13 +149,20 @@ def check(spec: Spec, counter: TokenCounter, oracle: TokenCounter) -> None:
         else:
             assert block.kind == ItemKind.summary.value and block.origin == "compaction"
             pointed.update(pointers_in(block.content))
+    # Rendered order: kind rank, time, id; summaries (new or carried) first.
+    fenced = [i for i in built.items if i.trust is Trust.UNTRUSTED]
+    assert fenced == sorted(fenced, key=lambda i: (
+        [ItemKind.summary, ItemKind.memory, ItemKind.document, ItemKind.observation,
+         ItemKind.task, ItemKind.instruction, ItemKind.system].index(i.kind),
+        i.published_at, i.item_id))
+    assert [b.item_id for b in blocks] == [i.item_id for i in fenced]
     for item_id in compacted:
         assert item_id in pointed
         assert store.get(item_id) == by_id[item_id]
     for item_id in built.dropped:
         assert store.get(item_id) == by_id[item_id]
     # Determinism.
-    again, _ = run(spec, counter)
+    again, _ = run(spec, counter, summarizer)
     assert again == built
 
 
@@ -159,6 +175,44 @@ def test_builds_hold_every_invariant_with_the_default_counter(spec: Spec) -> Non
 @given(specs())
 def test_builds_hold_every_invariant_with_a_lumpy_counter(spec: Spec) -> None:
     check(spec, LumpyCounter(), LumpyCounter())
+
+
+class SizedSummarizer:
+    """A custom summarizer writing ``words`` words per item (zero: one short line in all)."""
+
+    def __init__(self, words: int) -> None:
+        self.words = words
+
+    def summarize(self, items: Sequence[ContextItem]) -> StructuredSummary:
+        if self.words == 0:
+            return StructuredSummary(facts=("short",))
+        return StructuredSummary(
+            facts=tuple(f"{n}: " + "wordy " * self.words for n in range(len(items))),
+            decisions=("keep going",),
+        )
+
+
+@settings(max_examples=25)
+@given(specs(), st.sampled_from([0, 1, 40]), st.booleans())
+def test_builds_hold_every_invariant_with_a_custom_summarizer(
+    spec: Spec, words: int, lumpy: bool
+) -> None:
+    counter: TokenCounter = LumpyCounter() if lumpy else ApproxTokenCounter()
+    oracle: TokenCounter = LumpyCounter() if lumpy else OracleApprox()
+    check(spec, counter, oracle, SizedSummarizer(words))
+
+
+@settings(max_examples=25)
+@given(specs(), st.booleans())
+def test_a_budget_holding_the_full_render_changes_nothing(spec: Spec, lumpy: bool) -> None:
+    counter: TokenCounter = LumpyCounter() if lumpy else ApproxTokenCounter()
+    roomy = Spec(spec.trusted, spec.on_time, spec.late, 10**9)
+    full, _ = run(roomy, counter)
+    assert full is not None and full.compactions == () and full.dropped == ()
+    exact, _ = run(Spec(spec.trusted, spec.on_time, spec.late, max(full.tokens, 1)), counter)
+    assert exact is not None
+    assert exact.compactions == () and exact.dropped == ()
+    assert exact.messages == full.messages and exact.items == full.items
 
 
 class CallCounter:
@@ -194,3 +248,42 @@ def test_large_build_counts_each_block_a_bounded_number_of_times() -> None:
     # linear work: a few counts per item, and text counted a bounded number of times over
     assert counter.calls <= 3 * n + 50
     assert counter.chars <= 4 * everything * 4
+
+
+@given(st.lists(st.tuples(adversarial_text, adversarial_label, adversarial_label,
+                          st.sampled_from([k.value for k in ItemKind]),
+                          st.sampled_from(["none", "2025-01-01T00:00:00+00:00"])),
+                max_size=6))
+def test_bulk_fence_bodies_match_single_fences(
+    rows: list[tuple[str, str, str, str, str]]
+) -> None:
+    bodies = fence_bodies(rows)
+    for body, (content, item_id, origin, kind, published) in zip(bodies, rows, strict=True):
+        whole = fence(content, nonce="0123456789abcdef", item_id=item_id, origin=origin,
+                      kind=kind, published=published)
+        assert "⟦data nonce=0123456789abcdef" + body + "0123456789abcdef⟧" == whole
+        (block,) = unfence(whole)
+        assert (block.content, block.item_id, block.origin) == (content, item_id, origin)
+    if bodies:  # the data message's length, known before it is rendered
+        text = data_text(bodies)
+        assert data_length(sum(len(b) for b in bodies), len(bodies)) == len(text)
+        assert [b.content for b in unfence(text)] == [row[0] for row in rows]
+
+
+@given(st.lists(st.tuples(st.sampled_from(list(ItemKind)), st.integers(-3, 3),
+                          st.sampled_from([0, 9, -5]), st.booleans()),
+                max_size=12))
+def test_block_order_matches_sorting_by_block_key(
+    rows: list[tuple[ItemKind, int, int, bool]]
+) -> None:
+    items = [
+        ContextItem.outside(
+            kind, "x", item_id=f"i{n}", origin="o",
+            # equal instants in other time zones, and (rarely) undated items
+            published_at=None if undated and n % 5 == 0 else (
+                AS_OF + timedelta(hours=hours)).astimezone(timezone(timedelta(hours=zone))),
+        )
+        for n, (kind, hours, zone, undated) in enumerate(rows)
+    ]
+    items.reverse()
+    assert in_block_order(items) == sorted(items, key=block_key)

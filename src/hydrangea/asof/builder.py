@@ -6,25 +6,22 @@ is admitted), and its id is new (:class:`DuplicateItemError`). Every refusal is 
 :class:`Rejection` first.
 
 Building counts the trusted messages; if they alone exceed the budget it raises
-:class:`ContextBudgetError`. Otherwise each untrusted block is counted once, the split between
-dropped, summarized and fully shown items is chosen from prefix sums (see
-:mod:`hydrangea.asof.compaction`), and the exact rendered messages are counted. Should the
-estimate prove short (an exact tokenizer merging across joins, a wordy model summary), the
-available room shrinks by the overshoot and the split is chosen again; after
-``MAX_ATTEMPTS`` tries every untrusted item is dropped. ``BuiltContext.tokens`` is always the
-counter over the returned messages and never exceeds the budget.
+:class:`ContextBudgetError`. Otherwise every untrusted block is rendered once (without its nonce)
+and the full context counted: if it fits, it is the result, and nothing is compacted. If not,
+the split between dropped, summarized and fully shown items is searched for (see
+:mod:`hydrangea.asof.planning`): estimated from prefix sums, rendered, counted exactly, and
+re-planned with the room corrected by the overshoot or the unused room. Should no split fit
+within ``MAX_ATTEMPTS`` renders, every untrusted item is dropped. ``BuiltContext.tokens`` is
+always the counter over the returned messages and never exceeds the budget.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-from collections.abc import Generator, Sequence
-from datetime import UTC, datetime
-from typing import Final
+from collections.abc import Generator
+from datetime import datetime
 
-from hydrangea.asof.compaction import COMPACTION_ORIGIN, importance_key, make_summary_item, plan
-from hydrangea.asof.counting import ApproxTokenCounter, TokenCounter
+from hydrangea.asof.counting import ApproxTokenCounter, TokenCounter, chars_per_token
 from hydrangea.asof.errors import (
     AsOfViolationError,
     ContextBudgetError,
@@ -34,9 +31,16 @@ from hydrangea.asof.errors import (
     SummarizerMismatchError,
     UndatedItemError,
 )
-from hydrangea.asof.fence import NONCE_LENGTH, fence, notice
-from hydrangea.asof.items import ContextItem, ItemKind, Trust
-from hydrangea.asof.layout import SEPARATOR, published_label, render_block, render_messages
+from hydrangea.asof.items import ContextItem, Trust
+from hydrangea.asof.layout import (
+    assemble,
+    block_bodies,
+    data_length,
+    data_text,
+    in_block_order,
+    split_trusted,
+)
+from hydrangea.asof.planning import MAX_ATTEMPTS, SplitSearch
 from hydrangea.asof.records import InMemoryRecordStore, RecordStore
 from hydrangea.asof.result import (
     BuiltContext,
@@ -63,10 +67,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-MAX_ATTEMPTS: Final = 8
-"""How many times a build re-plans after its estimate overshot the budget."""
-
-_PLACEHOLDER_NONCE = "0" * NONCE_LENGTH
 _Assembly = Generator[list[ContextItem], StructuredSummary, BuiltContext]
 
 
@@ -216,50 +216,54 @@ class ContextBuilder:
         count = self._counter.count
         budget = self._budget
         trusted = [i for i in self._items if i.trust is Trust.TRUSTED]
-        untrusted = [i for i in self._items if i.trust is Trust.UNTRUSTED]
-        messages, shown = render_messages(trusted, ())
-        fixed = sum(count(m.text) for m in messages)
+        untrusted = in_block_order([i for i in self._items if i.trust is Trust.UNTRUSTED])
+        head, tail = split_trusted(trusted)
+        fixed = sum(count(m.text) for m in assemble(head, None, tail))
         if fixed > budget:
             raise ContextBudgetError(
                 f"the trusted content alone takes {fixed} tokens; the budget is {budget}"
             )
-        order = sorted(untrusted, key=importance_key)
-        costs, fact_costs, overhead = self._estimates(order)
-        available = budget - fixed - count(notice(_PLACEHOLDER_NONCE))
-        taken = set(self._ids)
-        dropped: list[ContextItem] = order
-        compacted: list[ContextItem] = []
-        compactions: tuple[Compaction, ...] = ()
-        tokens = fixed
-        for attempt in range(MAX_ATTEMPTS):
-            split = plan(costs, fact_costs, overhead, available)
-            candidate_dropped = order[: split.drop]
-            candidate_compacted = order[split.drop : split.compact]
-            blocks = order[split.compact :]
-            candidate_compactions: tuple[Compaction, ...] = ()
-            if candidate_compacted:
-                sources = sorted(candidate_compacted, key=_chronological)
-                plain = [s for s in sources if s.summary is None]
-                extracted = (yield plain) if plain else StructuredSummary()
-                summary_item = make_summary_item(sources, extracted, taken)
-                blocks = [*blocks, summary_item]
-                candidate_compactions = (
-                    Compaction(summary_item.item_id, tuple(s.item_id for s in sources)),
-                )
-            candidate_messages, candidate_shown = render_messages(trusted, blocks)
-            candidate_tokens = sum(count(m.text) for m in candidate_messages)
-            if candidate_tokens <= budget:
-                messages, shown, tokens = candidate_messages, candidate_shown, candidate_tokens
-                dropped, compacted = candidate_dropped, candidate_compacted
-                compactions = candidate_compactions
-                break
-            logger.debug(
-                "attempt %d rendered %d tokens over a budget of %d; re-planning",
-                attempt, candidate_tokens, budget,
-            )
-            available -= candidate_tokens - budget
+        labels, bodies = block_bodies(untrusted)  # each item rendered once per build
+        per = chars_per_token(self._counter)
+        full_text: str | None = None
+        if per is not None and bodies:  # its length says whether it fits, unrendered
+            full_tokens = fixed + -(-data_length(sum(map(len, bodies)), len(bodies)) // per)
+            if full_tokens <= budget:
+                full_text = data_text(bodies)
+                full_tokens = fixed + count(full_text)  # the same, counted on the text
         else:
+            full_text = data_text(bodies) if bodies else None
+            full_tokens = fixed + (count(full_text) if full_text is not None else 0)
+        if full_tokens <= budget:  # everything fits: nothing to plan, estimate or compact
+            return BuiltContext(
+                messages=assemble(head, full_text, tail),
+                items=(*head, *untrusted, *tail),
+                tokens=full_tokens,
+                token_budget=budget,
+                compactions=(),
+                dropped=(),
+                rejections=tuple(self._rejections),
+            )
+        search = SplitSearch(
+            counter=self._counter, summarizer=self._summarizer, blocks=untrusted,
+            bodies=bodies, labels=labels, fixed=fixed, full_tokens=full_tokens, budget=budget,
+            taken=set(self._ids),
+        )
+        best = yield from search.run()
+        if best is None:
             logger.warning("no split fitted after %d attempts; dropping untrusted", MAX_ATTEMPTS)
+            dropped, compacted = search.order, []
+            messages, tokens = assemble(head, None, tail), fixed
+            shown: tuple[ContextItem, ...] = (*head, *tail)
+            compactions: tuple[Compaction, ...] = ()
+        else:
+            dropped = search.order[: best.drop]
+            compacted = search.order[best.drop : best.compact]
+            messages, tokens = assemble(head, best.text, tail), best.tokens
+            shown = (*head, *search.shown(best), *tail)
+            compactions = (
+                () if best.summary is None else (Compaction(best.summary.item_id, best.source_ids),)
+            )
         kept = (*dropped, *compacted)
         for item in kept:  # refuse a conflict before storing anything
             if item.item_id in self._records and self._records.get(item.item_id) != item:
@@ -277,50 +281,6 @@ class ContextBuilder:
             dropped=tuple(i.item_id for i in dropped),
             rejections=tuple(self._rejections),
         )
-
-    def _estimates(self, order: Sequence[ContextItem]) -> tuple[list[int], list[int], int]:
-        """Per item: its block cost and its cost as a summary entry; plus the summary overhead.
-
-        Each is counted once. For subadditive counters (such as the default) the sums bound the
-        rendered cost from above.
-        """
-        count = self._counter.count
-        separator = count(SEPARATOR)
-        extractor = (
-            self._summarizer
-            if isinstance(self._summarizer, ExtractiveSummarizer)
-            else ExtractiveSummarizer()
-        )
-        costs: list[int] = []
-        fact_costs: list[int] = []
-        for item in order:
-            costs.append(count(render_block(item, _PLACEHOLDER_NONCE)) + separator)
-            pointer = count(json.dumps(item.item_id, ensure_ascii=False) + ", ")
-            if item.summary is not None:
-                entry = count(item.summary.render())  # its pointers line becomes the merged one
-            else:
-                entry = count("- " + extractor.fact(item).replace("\n", "\n  ") + "\n")
-            fact_costs.append(entry + pointer)
-        latest = max(order, key=lambda i: len(published_label(i)), default=None)
-        published = "none" if latest is None else published_label(latest)
-        frame = fence(
-            "",
-            nonce=_PLACEHOLDER_NONCE,
-            item_id="summary-" + "0" * 19,
-            origin=COMPACTION_ORIGIN,
-            kind=ItemKind.summary.value,
-            published=published,
-        )
-        heading = f"summary of {len(order)} records\nfacts:\ndecisions:\nopen questions:\n"
-        overhead = count(frame) + separator + count(heading) + count("pointers: []") + 2
-        return costs, fact_costs, overhead
-
-
-_MIN = datetime.min.replace(tzinfo=UTC)
-
-
-def _chronological(item: ContextItem) -> tuple[datetime, str]:
-    return (item.published_at or _MIN, item.item_id)
 
 
 def _checked(summary: object) -> StructuredSummary:

@@ -19,11 +19,20 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from itertools import accumulate
 
 from hydrangea.asof.items import ContextItem, ItemKind, Provenance, Trust
 from hydrangea.asof.summary import StructuredSummary
 
-__all__ = ["COMPACTION_ORIGIN", "Plan", "importance_key", "make_summary_item", "plan"]
+__all__ = [
+    "COMPACTION_ORIGIN",
+    "Plan",
+    "importance_key",
+    "make_summary_item",
+    "plan",
+    "scaled_fact_costs",
+    "summary_item",
+]
 
 COMPACTION_ORIGIN = "compaction"
 """The provenance origin of every summary item the builder makes."""
@@ -55,41 +64,50 @@ def plan(costs: Sequence[int], fact_costs: Sequence[int], overhead: int, availab
     n = len(costs)
     if n != len(fact_costs):
         raise ValueError("costs and fact_costs must have the same length")
-    prefix_c = [0] * (n + 1)
-    prefix_f = [0] * (n + 1)
-    for i in range(n):
-        prefix_c[i + 1] = prefix_c[i] + costs[i]
-        prefix_f[i + 1] = prefix_f[i] + fact_costs[i]
+    prefix_c = [0, *accumulate(costs)]
+    prefix_f = [0, *accumulate(fact_costs)]
     total = prefix_c[n]
     if total <= available:
         return Plan(0, 0)
     if available < 0:
         return Plan(n, n)
-    # g(k): cost of summarizing [0, k) (without overhead) and showing [k, n) in full.
-    # best[j]: the smallest k >= j minimizing g(k) over k in [j, n].
-    best = [n] * (n + 2)
-    best_value = [0] * (n + 2)
-    best_value[n + 1] = 1 << 62
-    for k in range(n, 0, -1):
-        value = prefix_f[k] + total - prefix_c[k]
-        if value <= best_value[k + 1]:
-            best[k], best_value[k] = k, value
-        else:
-            best[k], best_value[k] = best[k + 1], best_value[k + 1]
+    # g(k) = prefix_f[k] - prefix_c[k]: summarizing [0, k) (without overhead) and showing
+    # [k, n) in full costs g(k) + total. low[j] = min g(k) over k in [j, n].
+    gains = [f - c for f, c in zip(prefix_f, prefix_c, strict=True)]
+    low = [*accumulate(reversed(gains), min)][::-1]
     for drop in range(n + 1):
-        if total - prefix_c[drop] <= available:
+        shown = total - prefix_c[drop]
+        if shown <= available:
             return Plan(drop, drop)
-        if drop < n and overhead - prefix_f[drop] + best_value[drop + 1] <= available:
-            limit = available - overhead + prefix_f[drop]
+        if drop < n and overhead - prefix_f[drop] + low[drop + 1] + total <= available:
+            limit = available - overhead + prefix_f[drop] - total
             for compact in range(drop + 1, n + 1):
-                if prefix_f[compact] + total - prefix_c[compact] <= limit:
+                if gains[compact] <= limit:
                     return Plan(drop, compact)
     return Plan(n, n)  # unreachable: drop == n always fits when available >= 0
+
+
+def scaled_fact_costs(
+    pointer_costs: Sequence[int], entry_costs: Sequence[int], plain: Sequence[bool],
+    scale: tuple[int, int],
+) -> list[int]:
+    """Summary-entry estimates with each plain item's entry scaled by ``num / den`` (rounded
+    up): a summarizer that writes shorter (or longer) entries than extraction is priced by the
+    ratio it was observed to write at. Pointers and carried summaries are not scaled."""
+    num, den = scale
+    if num == den:
+        return [p + e for p, e in zip(pointer_costs, entry_costs, strict=True)]
+    return [
+        p + (-(-e * num // den) if is_plain else e)
+        for p, e, is_plain in zip(pointer_costs, entry_costs, plain, strict=True)
+    ]
 
 
 def summary_pointers(sources: Sequence[ContextItem]) -> tuple[str, ...]:
     """The ids a summary of ``sources`` names: each source's id, and for a summary source the
     ids it already pointed to, in order, without duplicates."""
+    if [source.summary for source in sources].count(None) == len(sources):  # none carried
+        return tuple(dict.fromkeys([source.item_id for source in sources]))
     ids: dict[str, None] = {}
     for source in sources:
         ids[source.item_id] = None
@@ -113,21 +131,35 @@ def make_summary_item(
     merged = StructuredSummary.merge([extracted, *carried]).model_copy(
         update={"pointers": pointers}
     )
+    return summary_item(sources, merged, taken)
+
+
+def summary_item(
+    sources: Sequence[ContextItem], merged: StructuredSummary, taken: set[str]
+) -> ContextItem:
+    """The summary item for ``sources`` given their final summary ``merged``, whose pointers
+    are already :func:`summary_pointers` of ``sources`` (see :func:`make_summary_item`)."""
+    pointers = merged.pointers
     digest = hashlib.sha256(json.dumps(pointers).encode("utf-8", "surrogatepass")).hexdigest()
     item_id = f"summary-{digest[:16]}"
     suffix = 1
     while item_id in taken:
         suffix += 1
         item_id = f"summary-{digest[:16]}-{suffix}"
-    dates = [s.published_at for s in sources if s.published_at is not None]
-    return ContextItem(
+    dates = [s.published_at for s in sources]
+    if None in dates:
+        dates = [d for d in dates if d is not None]
+    # Every field is built from validated items and summaries, and satisfies the item's checks
+    # (an untrusted summary item carrying its summary, dated by aware sources), so it is not
+    # validated again: that would re-read every pointer and fact.
+    return ContextItem.model_construct(
         item_id=item_id,
         kind=ItemKind.summary,
         content=merged.render(),
         trust=Trust.UNTRUSTED,
-        published_at=max(dates) if dates else None,
+        published_at=max(dates) if dates else None,  # type: ignore[type-var]
         provenance=Provenance(origin=COMPACTION_ORIGIN),
-        priority=max(s.priority for s in sources),
+        priority=max([s.priority for s in sources]),
         pointers=pointers,
         summary=merged,
     )

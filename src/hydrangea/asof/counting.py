@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-__all__ = ["ApproxTokenCounter", "TokenCounter"]
+__all__ = ["ApproxTokenCounter", "TokenCounter", "chars_per_token"]
 
 
 @runtime_checkable
@@ -29,9 +29,24 @@ class ApproxTokenCounter:
 
     __slots__ = ()
 
+    CHARS_PER_TOKEN = 4
+    """The characters a token stands for."""
+
     def count(self, text: str) -> int:
         """``ceil(len(text) / 4)``: zero for the empty string."""
-        return -(-len(text) // 4)
+        return -(-len(text) // self.CHARS_PER_TOKEN)
 
     def __repr__(self) -> str:
         return "ApproxTokenCounter()"
+
+
+def chars_per_token(counter: TokenCounter) -> int | None:
+    """``k`` when ``counter.count(text)`` is exactly ``ceil(len(text) / k)`` for every text, so
+    that a builder may add up costs in characters and round once; ``None`` for other counters.
+
+    Only the built-in :class:`ApproxTokenCounter` itself qualifies (a subclass may count
+    differently).
+    """
+    if type(counter) is ApproxTokenCounter:
+        return ApproxTokenCounter.CHARS_PER_TOKEN
+    return None

@@ -18,6 +18,8 @@ Two mechanisms make the fence unforgeable; neither relies on spotting suspicious
   times and contents). A look-alike fence in the content (other case, spaces, zero-width or
   full-width characters, HTML entities, or a fence copied from another build) cannot carry the
   right nonce, because the nonce depends on the very text that would have to contain it.
+  :func:`nonce_of_bodies` hashes the blocks' nonce-free renderings (:func:`fence_body`), which
+  encode every field unambiguously, so each build's text is hashed once.
 
 :func:`unescape` inverts the escaping exactly, and :func:`unfence` recovers every block's
 original id, origin and content from rendered text.
@@ -43,6 +45,9 @@ __all__ = [
     "escape_content",
     "escape_label",
     "fence",
+    "fence_bodies",
+    "fence_body",
+    "nonce_of_bodies",
     "notice",
     "unescape",
     "unfence",
@@ -69,7 +74,9 @@ _HEADER = re.compile(
 
 def escape_content(text: str) -> str:
     """``text`` with ``⟦``, ``⟧`` and ``␛`` escaped: the result contains neither bracket."""
-    return text.translate(_CONTENT_TABLE)
+    if OPEN in text or CLOSE in text or ESCAPE in text:
+        return text.translate(_CONTENT_TABLE)
+    return text  # nothing to escape: three substring scans are far cheaper than translate
 
 
 def escape_label(text: str) -> str:
@@ -134,15 +141,64 @@ def build_nonce(blocks: Iterable[tuple[str, str, str, str, str]]) -> str:
     return digest.hexdigest()[:NONCE_LENGTH]
 
 
+def nonce_of_bodies(bodies: Iterable[str]) -> str:
+    """The nonce for a build whose blocks have these :func:`fence_body` renderings, in order: a
+    SHA-256 over all of them, cut to :data:`NONCE_LENGTH` hex digits.
+
+    The concatenated bodies decode to exactly one list of ``(id, origin, kind, published,
+    content)`` (each body ends at the first ``⟦`` after its header, and escaped text holds
+    none), so this is as unambiguous as :func:`build_nonce`, and hashes each text once.
+    """
+    digest = hashlib.sha256(b"hydrangea-fence-v2\0")
+    digest.update("".join(bodies).encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()[:NONCE_LENGTH]
+
+
+_OPEN_DATA = f"{OPEN}data nonce="
+_END_DATA = f"\n{OPEN}end nonce="
+
+
+def fence_body(content: str, *, item_id: str, origin: str, kind: str, published: str) -> str:
+    """A fenced block without its nonce: what follows ``⟦data nonce=N`` up to the closing
+    ``N⟧``. ``fence(...) == "⟦data nonce=" + N + fence_body(...) + N + "⟧"``."""
+    return (
+        f' id="{escape_label(item_id)}" origin="{escape_label(origin)}" kind={kind} '
+        f"published={published}{CLOSE}\n{escape_content(content)}{_END_DATA}"
+    )
+
+
+def fence_bodies(blocks: Iterable[tuple[str, str, str, str, str]]) -> list[str]:
+    """:func:`fence_body` of each ``(content, item_id, origin, kind, published)``, in order (the
+    same text, with the common nothing-to-escape cases decided inline)."""
+    bodies: list[str] = []
+    append = bodies.append
+    for text, raw_id, raw_origin, kind, published in blocks:
+        item_id = (
+            raw_id if raw_id.isascii() and raw_id.isprintable() and '"' not in raw_id
+            else escape_label(raw_id)
+        )
+        origin = (
+            raw_origin
+            if raw_origin.isascii() and raw_origin.isprintable() and '"' not in raw_origin
+            else escape_label(raw_origin)
+        )
+        content = (
+            text.translate(_CONTENT_TABLE) if OPEN in text or CLOSE in text or ESCAPE in text
+            else text
+        )
+        append(
+            f' id="{item_id}" origin="{origin}" kind={kind} published={published}{CLOSE}\n'
+            f"{content}{_END_DATA}"
+        )
+    return bodies
+
+
 def fence(
     content: str, *, nonce: str, item_id: str, origin: str, kind: str, published: str
 ) -> str:
     """One fenced block (header line, escaped content, end line), without a trailing newline."""
-    header = (
-        f'{OPEN}data nonce={nonce} id="{escape_label(item_id)}" '
-        f'origin="{escape_label(origin)}" kind={kind} published={published}{CLOSE}'
-    )
-    return f"{header}\n{escape_content(content)}\n{OPEN}end nonce={nonce}{CLOSE}"
+    body = fence_body(content, item_id=item_id, origin=origin, kind=kind, published=published)
+    return f"{_OPEN_DATA}{nonce}{body}{nonce}{CLOSE}"
 
 
 def notice(nonce: str) -> str:

@@ -19,11 +19,34 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import assert_never
 
-from hydrangea.asof.fence import build_nonce, fence, notice
+from hydrangea.asof.fence import (
+    CLOSE,
+    NONCE_LENGTH,
+    OPEN,
+    fence_bodies,
+    fence_body,
+    nonce_of_bodies,
+    notice,
+)
 from hydrangea.asof.items import ContextItem, ItemKind, Trust
 from hydrangea.message import Message, Role
 
-__all__ = ["SEPARATOR", "block_key", "published_label", "render_block", "render_messages"]
+__all__ = [
+    "SEPARATOR",
+    "assemble",
+    "block_bodies",
+    "block_body",
+    "block_key",
+    "data_length",
+    "data_text",
+    "in_block_order",
+    "published_label",
+    "published_labels",
+    "render_block",
+    "render_messages",
+    "split_trusted",
+    "with_nonce",
+]
 
 SEPARATOR = "\n\n"
 """Between the notice and each fenced block, and between trusted items."""
@@ -51,9 +74,17 @@ def _block_rank(kind: ItemKind) -> int:
             assert_never(kind)
 
 
+_RANKS = {kind: _block_rank(kind) for kind in ItemKind}
+
+
 def block_key(item: ContextItem) -> tuple[int, datetime, str]:
     """Order of the fenced blocks: kind rank, then ``published_at``, then id."""
-    return (_block_rank(item.kind), item.published_at or _OLDEST, item.item_id)
+    return (_RANKS[item.kind], item.published_at or _OLDEST, item.item_id)
+
+
+def in_block_order(items: Sequence[ContextItem]) -> list[ContextItem]:
+    """``items`` sorted by :func:`block_key`."""
+    return sorted(items, key=block_key)
 
 
 def _trusted_key(item: ContextItem) -> tuple[int, str]:
@@ -65,22 +96,80 @@ def published_label(item: ContextItem) -> str:
     return "none" if item.published_at is None else item.published_at.isoformat()
 
 
-def render_block(item: ContextItem, nonce: str) -> str:
-    """The fenced block of one untrusted item."""
-    return fence(
+def block_body(item: ContextItem, published: str | None = None) -> str:
+    """The fenced block of one untrusted item without its nonce (see
+    :func:`hydrangea.asof.fence.fence_body`); a build renders each item's body once.
+    ``published`` is :func:`published_label` of the item, when the caller already has it."""
+    return fence_body(
         item.content,
-        nonce=nonce,
         item_id=item.item_id,
         origin=item.provenance.origin,
         kind=item.kind.value,
-        published=published_label(item),
+        published=published_label(item) if published is None else published,
     )
 
 
-def render_messages(
-    trusted: Sequence[ContextItem], untrusted: Sequence[ContextItem]
-) -> tuple[tuple[Message, ...], tuple[ContextItem, ...]]:
-    """The messages for these items, and the items in the order they appear."""
+def published_labels(items: Sequence[ContextItem]) -> list[str]:
+    """:func:`published_label` of each of ``items``."""
+    return ["none" if i.published_at is None else i.published_at.isoformat() for i in items]
+
+
+def block_bodies(
+    items: Sequence[ContextItem], labels: Sequence[str] | None = None
+) -> tuple[Sequence[str], list[str]]:
+    """The :func:`published_label` and the :func:`block_body` of each of ``items``, in order
+    (``labels``, when the caller has them already)."""
+    if labels is None:
+        labels = published_labels(items)
+    bodies = fence_bodies(zip(
+        [i.content for i in items],
+        [i.item_id for i in items],
+        [i.provenance.origin for i in items],
+        [i.kind.value for i in items],
+        labels,
+        strict=True,
+    ))
+    return labels, bodies
+
+
+def data_length(body_chars: int, blocks: int) -> int:
+    """``len(data_text(bodies))`` for ``blocks`` bodies of ``body_chars`` characters in all."""
+    nonce = "0" * NONCE_LENGTH  # every nonce has this length
+    per_block = len(SEPARATOR) + len(with_nonce("", nonce))
+    return len(notice(nonce)) + body_chars + per_block * blocks
+
+
+def with_nonce(body: str, nonce: str) -> str:
+    """The complete fenced block for a :func:`block_body` and a nonce."""
+    return f"{OPEN}data nonce={nonce}{body}{nonce}{CLOSE}"
+
+
+def render_block(item: ContextItem, nonce: str) -> str:
+    """The fenced block of one untrusted item."""
+    return with_nonce(block_body(item), nonce)
+
+
+def data_text(bodies: Sequence[str]) -> str:
+    """The data message for blocks with these bodies, in rendered order: the notice, then each
+    block, separated by :data:`SEPARATOR`. The nonce is derived from all the bodies."""
+    nonce = nonce_of_bodies(bodies)
+    opening = f"{OPEN}data nonce="
+    # nonce.join over [notice + opening, body1, link, body2, ..., bodyN, CLOSE] puts the nonce
+    # exactly where each block's header and end line need it.
+    link = f"{CLOSE}{SEPARATOR}{opening}"
+    pieces = [notice(nonce) + SEPARATOR + opening]
+    for body in bodies:
+        pieces.append(body)
+        pieces.append(link)
+    pieces[-1] = CLOSE
+    return nonce.join(pieces)
+
+
+def split_trusted(
+    trusted: Sequence[ContextItem],
+) -> tuple[list[ContextItem], list[ContextItem]]:
+    """The trusted items of the system message (system, then instruction items) and of the task
+    message, each in rendered order. Raises ``ValueError`` for an item that is not trusted."""
     system_items: list[ContextItem] = []
     instruction_items: list[ContextItem] = []
     task_items: list[ContextItem] = []
@@ -101,21 +190,31 @@ def render_messages(
             case _:
                 assert_never(item.kind)
     head = sorted(system_items, key=_trusted_key) + sorted(instruction_items, key=_trusted_key)
-    tail = sorted(task_items, key=_trusted_key)
-    blocks = sorted(untrusted, key=block_key)
+    return head, sorted(task_items, key=_trusted_key)
+
+
+def assemble(
+    head: Sequence[ContextItem], data: str | None, tail: Sequence[ContextItem]
+) -> tuple[Message, ...]:
+    """The messages: system (``head``), the data message (``data``, if any), task (``tail``)."""
     messages: list[Message] = []
     if head:
         messages.append(Message(role=Role.system, content=_join(head)))
-    if blocks:
-        nonce = build_nonce(
-            (b.item_id, b.provenance.origin, b.kind.value, published_label(b), b.content)
-            for b in blocks
-        )
-        parts = [notice(nonce), *(render_block(b, nonce) for b in blocks)]
-        messages.append(Message(role=Role.user, content=SEPARATOR.join(parts)))
+    if data is not None:
+        messages.append(Message(role=Role.user, content=data))
     if tail:
         messages.append(Message(role=Role.user, content=_join(tail)))
-    return tuple(messages), (*head, *blocks, *tail)
+    return tuple(messages)
+
+
+def render_messages(
+    trusted: Sequence[ContextItem], untrusted: Sequence[ContextItem]
+) -> tuple[tuple[Message, ...], tuple[ContextItem, ...]]:
+    """The messages for these items, and the items in the order they appear."""
+    head, tail = split_trusted(trusted)
+    blocks = sorted(untrusted, key=block_key)
+    data = data_text([block_body(b) for b in blocks]) if blocks else None
+    return assemble(head, data, tail), (*head, *blocks, *tail)
 
 
 def _join(items: Sequence[ContextItem]) -> str:

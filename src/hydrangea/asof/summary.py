@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from itertools import chain
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
@@ -25,16 +26,13 @@ __all__ = [
     "Summarizer",
     "first_sentence",
     "parse_pointers",
+    "quoted",
 ]
 
 POINTERS_PREFIX = "pointers: "
 """The line of a rendered summary that lists its record ids, as a JSON array of strings."""
 
 _SENTENCE_END = re.compile(r"[.!?。！？](?=\s|$)")
-
-
-def _dedup(values: Iterable[str]) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(values))
 
 
 class StructuredSummary(BaseModel):
@@ -72,7 +70,7 @@ class StructuredSummary(BaseModel):
         ):
             if entries:
                 lines.append(f"{title}:")
-                lines.extend("- " + entry.replace("\n", "\n  ") for entry in entries)
+                lines.append(_bullets(entries))
         lines.append(POINTERS_PREFIX + json.dumps(list(self.pointers), ensure_ascii=False))
         return "\n".join(lines)
 
@@ -81,12 +79,29 @@ class StructuredSummary(BaseModel):
         """One summary holding every entry of ``summaries``: each field is the union of theirs,
         in order of first appearance, without duplicates."""
         parts = list(summaries)
-        return cls(
-            facts=_dedup(f for s in parts for f in s.facts),
-            decisions=_dedup(d for s in parts for d in s.decisions),
-            open_questions=_dedup(q for s in parts for q in s.open_questions),
-            pointers=_dedup(p for s in parts for p in s.pointers),
+        # The parts are validated models already: their fields are tuples of str.
+        return cls.model_construct(
+            facts=_union(s.facts for s in parts),
+            decisions=_union(s.decisions for s in parts),
+            open_questions=_union(s.open_questions for s in parts),
+            pointers=_union(s.pointers for s in parts),
         )
+
+
+def _union(fields: Iterable[Sequence[str]]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(chain.from_iterable(fields)))
+
+
+_MARK = "\x00\x01\x02"
+
+
+def _bullets(entries: Sequence[str]) -> str:
+    """``entries`` as ``- entry`` lines, a multi-line entry indented under its bullet."""
+    joined = _MARK.join(entries)
+    if joined.count(_MARK) != len(entries) - 1:  # an entry holds the mark itself
+        return "\n".join("- " + entry.replace("\n", "\n  ") for entry in entries)
+    # The mark overlaps no shifted copy of itself, so each occurrence is one that was joined.
+    return "- " + joined.replace("\n", "\n  ").replace(_MARK, "\n- ")
 
 
 def parse_pointers(rendered: str) -> tuple[str, ...]:
@@ -124,6 +139,13 @@ class AsyncSummarizer(Protocol):
         ...
 
 
+def quoted(text: str) -> str:
+    """``json.dumps(text, ensure_ascii=False)``, without the call for plain printable text."""
+    if text.isprintable() and '"' not in text and "\\" not in text:
+        return f'"{text}"'  # nothing JSON would escape
+    return json.dumps(text, ensure_ascii=False)
+
+
 def first_sentence(text: str, *, limit: int = 280) -> str:
     """The first sentence of ``text``: up to the first line break or sentence end.
 
@@ -131,7 +153,8 @@ def first_sentence(text: str, *, limit: int = 280) -> str:
     ``"(empty)"``.
     """
     stripped = text.strip()
-    line = stripped.split("\n", 1)[0].strip()
+    end = stripped.find("\n")
+    line = stripped if end < 0 else stripped[:end].rstrip()  # it starts with no whitespace
     match = _SENTENCE_END.search(line)
     sentence = line[: match.end()] if match else line
     if len(sentence) > limit:
@@ -155,19 +178,57 @@ class ExtractiveSummarizer:
 
     def fact(self, item: ContextItem) -> str:
         """The fact this summarizer extracts from one plain item."""
-        quoted = json.dumps(item.item_id, ensure_ascii=False)
-        return f"{first_sentence(item.content, limit=self.limit)} (record {quoted})"
+        return f"{first_sentence(item.content, limit=self.limit)} (record {quoted(item.item_id)})"
+
+    def facts(self, items: Sequence[ContextItem]) -> list[str]:
+        """:meth:`fact` of each of ``items``, in order (the same text, in one loop)."""
+        limit = self.limit
+        search = _SENTENCE_END.search
+        found: list[str] = []
+        append = found.append
+        for item in items:
+            line = item.content.strip()
+            end = line.find("\n")
+            if end >= 0:
+                line = line[:end].rstrip()  # as first_sentence: the stripped first line
+            match = search(line)
+            sentence = line[: match.end()] if match else line
+            if len(sentence) > limit:
+                sentence = sentence[: limit - 1].rstrip() + "…"
+            item_id = item.item_id
+            label = (
+                f'"{item_id}"'
+                if item_id.isprintable() and '"' not in item_id and "\\" not in item_id
+                else quoted(item_id)
+            )
+            append(f"{sentence or '(empty)'} (record {label})")
+        return found
 
     def summarize(self, items: Sequence[ContextItem]) -> StructuredSummary:
         """One fact per plain item and the merged fields of every summary item."""
+        return self.summarize_known(items, {})
+
+    def summarize_known(
+        self, items: Sequence[ContextItem], facts: Mapping[str, str]
+    ) -> StructuredSummary:
+        """Like :meth:`summarize`, reusing ``facts`` (item id to :meth:`fact`, as extracted
+        earlier from the same items) instead of extracting them again.
+
+        The result equals ``StructuredSummary.merge`` over one part per item.
+        """
+        if [i.summary for i in items].count(None) == len(items):  # no summary item among them
+            get = facts.get
+            return StructuredSummary.model_construct(  # tuples of str, as validation makes
+                facts=_union([[get(i.item_id) or self.fact(i) for i in items]]),
+                pointers=_union([[i.item_id for i in items]]),
+            )
         parts: list[StructuredSummary] = []
         for item in items:
             if item.summary is not None:
                 parts.append(item.summary)
             else:
-                parts.append(
-                    StructuredSummary(facts=(self.fact(item),), pointers=(item.item_id,))
-                )
+                fact = facts.get(item.item_id) or self.fact(item)
+                parts.append(StructuredSummary(facts=(fact,), pointers=(item.item_id,)))
         return StructuredSummary.merge(parts)
 
     def __repr__(self) -> str:

