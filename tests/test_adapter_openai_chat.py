@@ -355,18 +355,67 @@ def test_orphan_result_becomes_user_text() -> None:
     }
 
 
-def test_result_separated_from_its_call_is_repaired_on_both_sides() -> None:
+def test_late_result_moves_up_next_to_its_call() -> None:
+    # The answer arrives after a user message: it is moved into the run after its call (as the
+    # Anthropic and Gemini builders do), not answered twice by a notice and a user text.
     items = [
         _assistant_calls("a"),
         {"role": "user", "content": "interrupt"},
-        {"role": "tool", "tool_call_id": "a", "content": "too late"},
+        {"role": "tool", "tool_call_id": "a", "content": "late"},
     ]
-    assert ADAPTER.build_request(items)["messages"] == [
+    messages = ADAPTER.build_request(items)["messages"]
+    assert messages == [items[0], items[2], items[1]]
+    assert ORPHAN_CALL_NOTICE not in json.dumps(messages)
+    validate_chat({"messages": messages})
+
+
+def test_late_results_join_the_run_in_stored_order_and_the_rest_keeps_its_order() -> None:
+    items = [
+        {"role": "user", "content": "go"},
+        _assistant_calls("a", "b", "c"),
+        {"role": "tool", "tool_call_id": "c", "content": "C"},
+        {"role": "user", "content": "u1"},
+        {"role": "tool", "tool_call_id": "a", "content": "A"},
+        {"role": "assistant", "content": "thinking aloud"},
+        {"role": "tool", "tool_call_id": "z", "content": "Z"},
+        {"role": "user", "content": "u2"},
+    ]
+    messages = ADAPTER.build_request(items)["messages"]
+    assert messages == [
         items[0],
-        {"role": "tool", "tool_call_id": "a", "content": ORPHAN_CALL_NOTICE},
         items[1],
-        {"role": "user", "content": "[tool result a] too late"},
+        items[2],
+        items[4],
+        {"role": "tool", "tool_call_id": "b", "content": ORPHAN_CALL_NOTICE},
+        items[3],
+        items[5],
+        {"role": "user", "content": "[tool result z] Z"},
+        items[7],
     ]
+    validate_chat({"messages": messages})
+
+
+def test_a_late_result_answers_the_earliest_open_call_with_its_id() -> None:
+    # Two calls reuse the id "a" (in separate messages); each answer pairs with the first
+    # earlier call still open, and an answer placed before any call stays a stray.
+    items = [
+        {"role": "tool", "tool_call_id": "a", "content": "early"},
+        _assistant_calls("a"),
+        {"role": "user", "content": "u"},
+        _assistant_calls("a"),
+        {"role": "tool", "tool_call_id": "a", "content": "first"},
+        {"role": "tool", "tool_call_id": "a", "content": "second"},
+    ]
+    messages = ADAPTER.build_request(items)["messages"]
+    assert messages == [
+        {"role": "user", "content": "[tool result a] early"},
+        items[1],
+        items[4],
+        items[2],
+        items[3],
+        items[5],
+    ]
+    validate_chat({"messages": messages})
 
 
 def test_duplicate_and_foreign_results_in_a_run_move_after_it() -> None:

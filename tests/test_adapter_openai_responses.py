@@ -368,6 +368,16 @@ def test_result_before_its_call_does_not_pair() -> None:
     ]
 
 
+def test_late_result_pairs_with_its_call_where_it_stands() -> None:
+    # Responses pairs an output with the first earlier open call of its call_id anywhere before
+    # it, so an output that arrives after a user message needs no repair at all.
+    items = [_user("go"), _call("c1"), _user("interrupt"), _output("c1", "r1")]
+    request = ADAPTER.build_request(items)
+    assert request["input"] == items
+    assert ORPHAN_CALL_NOTICE not in json.dumps(request)
+    validate_responses(request)
+
+
 def test_second_result_for_one_call_is_stray() -> None:
     items = [_call("a"), _output("a", "1"), _output("a", "2")]
     assert ADAPTER.build_request(items)["input"] == [items[0], items[1], _user("[tool result a] 2")]

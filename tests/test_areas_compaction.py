@@ -3,6 +3,8 @@ the collector keeps and reclaims."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -305,3 +307,27 @@ def test_the_summary_message_names_each_record_once_and_is_deterministic() -> No
         published=published,
     )
     assert again == message
+
+
+def test_the_summary_is_dated_by_its_latest_source() -> None:
+    # DESIGN: a summary of untrusted text is untrusted; its published_at is the latest of its
+    # sources. The clock hands out dates out of order, so the latest is neither the first nor the
+    # last record, and the earliest differs from it.
+    dates = iter(datetime(2026, 1, day, 8, 0, tzinfo=UTC) for day in (5, 1, 9, 3, 2, 4, 6, 7))
+    records = InMemoryRecordStore()
+    context, coop = coop_with_system()
+    segment = CompactionArea(threshold_tokens=10_000, records=records, clock=lambda: next(dates))
+    coop.register(segment)
+    for turn in (1, 2):
+        segment.user(f"Question {turn}: is pump P{turn} running?")
+        coop.render()
+        segment.route(answer(context, f"Pump P{turn} is running."))
+    segment.checkpoint()
+    stamps = [records.get(item_id).published_at for item_id in segment.record_ids]
+    assert stamps == [datetime(2026, 1, day, 8, 0, tzinfo=UTC) for day in (5, 1, 9, 3)]
+    latest = datetime(2026, 1, 9, 8, 0, tzinfo=UTC)
+    assert segment.summary_published == latest
+    message = segment.summary_message
+    assert message is not None
+    (block,) = unfence(message.text)
+    assert block.published == latest.isoformat()

@@ -25,10 +25,16 @@ __all__ = [
 ]
 
 LEADING_USER_PLACEHOLDER = "[conversation start]"
-"""Text of the user turn put before a conversation that would open with an assistant turn."""
+"""Text of the user turn put before a conversation that would open with an assistant turn.
+
+Plain text: a user message reading the same is indistinguishable (see "Text markers" in
+docs/en/providers.md)."""
 
 SYSTEM_NOTICE_PREFIX = "[system] "
-"""Prefix of a mid-conversation system message rendered as user text."""
+"""Prefix of a mid-conversation system message rendered as user text.
+
+Plain text, not a trust boundary: user text starting the same way is sent unchanged and reads
+the same (see "Text markers" in docs/en/providers.md)."""
 
 
 @dataclass(slots=True)

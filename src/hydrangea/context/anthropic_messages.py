@@ -9,6 +9,13 @@ pseudo-item ``{"role": "system", "content": "<text>"}`` (:class:`AnthropicSystem
 Reasoning state (``thinking`` blocks with their ``signature``, ``redacted_thinking`` blocks with
 their ``data``) is stored as the API returned it and sent back unchanged, in its original order,
 inside the assistant turn that produced it.
+
+Markers are plain text, not a trust boundary: the ``"[system] "``, ``"[tool result <id>] "`` and
+``"[conversation start]"`` texts this adapter writes look exactly like user text that happens to
+start the same way, and such text is sent unchanged (rewriting it would change the caller's bytes
+and the cached prefix). That is sound because messages put into a Context are trusted,
+caller-authored text; untrusted outside text belongs in a :mod:`hydrangea.asof` fence, which it
+cannot forge or close. See "Text markers" in docs/en/providers.md.
 """
 
 from __future__ import annotations
@@ -215,7 +222,8 @@ def _block_from_part(part: TextPart | ImagePart | ToolCallPart | ToolResultPart)
             source = {"type": "base64", "media_type": part.media_type, "data": encoded}
             return {"type": "image", "source": source}
         case ToolCallPart():
-            return {"type": "tool_use", "id": part.id, "name": part.name, "input": part.arguments}
+            arguments = copy_json(part.arguments)
+            return {"type": "tool_use", "id": part.id, "name": part.name, "input": arguments}
         case ToolResultPart():
             block: dict[str, Any] = {
                 "type": "tool_result",

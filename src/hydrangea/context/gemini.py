@@ -9,6 +9,13 @@ and ``thought_signature``. A system message is stored as the pseudo-item
 Reasoning state: a part carrying ``thought_signature`` is kept whole, the signature as the
 base64 text the API sent (the SDK hands it over as bytes; it is stored in standard base64 with
 padding, which is how the API encodes bytes in JSON). ``thought`` parts are kept as they came.
+
+Markers are plain text, not a trust boundary: the ``"[system] "``, ``"[tool result <id>] "`` and
+``"[conversation start]"`` texts this adapter writes look exactly like user text that happens to
+start the same way, and such text is sent unchanged (rewriting it would change the caller's bytes
+and the cached prefix). That is sound because messages put into a Context are trusted,
+caller-authored text; untrusted outside text belongs in a :mod:`hydrangea.asof` fence, which it
+cannot forge or close. See "Text markers" in docs/en/providers.md.
 """
 
 from __future__ import annotations
@@ -218,7 +225,7 @@ def _part_from(part: TextPart | ImagePart | ToolCallPart | ToolResultPart) -> di
             encoded = base64.b64encode(part.data).decode("ascii")
             return {"inline_data": {"mime_type": part.media_type, "data": encoded}}
         case ToolCallPart():
-            call = {"id": part.id, "name": part.name, "args": part.arguments}
+            call = {"id": part.id, "name": part.name, "args": copy_json(part.arguments)}
             return {"function_call": call}
         case ToolResultPart():
             key = "error" if part.is_error else "output"

@@ -13,11 +13,22 @@ takes it. Conversion from a :class:`~hydrangea.message.Message`:
 Images are ``image_url`` parts; bytes become a base64 ``data:`` URL. A failed tool result is
 marked by the prefix :data:`~hydrangea.context._openai_common.TOOL_ERROR_PREFIX`.
 
-Pairing rule of the request builder: Chat Completions wants the answers to an assistant message's
-``tool_calls`` in the run of tool messages right after it. A call not answered in that run gets a
-tool message reading :data:`~hydrangea.context.adapter.ORPHAN_CALL_NOTICE` at the end of the run;
-a tool message that answers nothing there becomes a user message
-``"[tool result <id>] <content>"`` (placed after the run).
+Pairing rule of the request builder (deterministic, stored items untouched): Chat Completions
+wants the answers to an assistant message's ``tool_calls`` in the run of tool messages right after
+it. The answer to a call is the first later tool message with the same ``tool_call_id`` not
+already taken by an earlier call; it is moved into that run if it sits further down (after a user
+message, say), as the Anthropic and Gemini builders do. The run holds the answers in their stored
+order, then, for each call with no answer anywhere after it, a tool message reading
+:data:`~hydrangea.context.adapter.ORPHAN_CALL_NOTICE`. Every other message keeps its order; a tool
+message that answers no earlier call (a second answer, one whose call is missing or comes later)
+stays where it is as a user message ``"[tool result <id>] <content>"``.
+
+Markers are plain text, not a trust boundary: the ``"[tool result <id>] "`` and
+``"[tool error] "`` prefixes this adapter writes look exactly like user or tool text that happens
+to start the same way, and such text is sent unchanged (rewriting it would change the caller's
+bytes and the cached prefix). That is sound because messages put into a Context are trusted,
+caller-authored text; untrusted outside text belongs in a :mod:`hydrangea.asof` fence, which it
+cannot forge or close. See "Text markers" in docs/en/providers.md.
 """
 
 from __future__ import annotations
@@ -194,45 +205,19 @@ class OpenAIChatAdapter(Adapter):
 
     def build_request(self, items: Sequence[NativeContent]) -> dict[str, Any]:
         """``{"messages": [...]}`` with every tool call answered and no stray tool message."""
+        answers, claimed = _pair_calls(items)
         messages: list[dict[str, Any]] = []
-        index = 0
-        while index < len(items):
-            item = items[index]
-            role = item.get("role")
-            calls = item.get("tool_calls") if role == "assistant" else None
-            if calls:
+        for index, item in enumerate(items):
+            if index in claimed:
+                continue  # sent in the run after its call
+            if index in answers:
                 messages.append(copy.deepcopy(item))
-                index = self._answer_run(items, index + 1, [c["id"] for c in calls], messages)
-                continue
-            if role == "tool":
+                messages.extend(answers[index])
+            elif item.get("role") == "tool":
                 messages.append(_tool_as_text(item))
             else:
                 messages.append(copy.deepcopy(item))
-            index += 1
         return {"messages": messages}
-
-    @staticmethod
-    def _answer_run(
-        items: Sequence[NativeContent], start: int, call_ids: list[str], out: list[dict[str, Any]]
-    ) -> int:
-        """Copy the tool run at ``start`` answering ``call_ids``; return where the run ends."""
-        answered: set[str] = set()
-        strays: list[dict[str, Any]] = []
-        index = start
-        while index < len(items) and items[index].get("role") == "tool":
-            tool = items[index]
-            call_id = tool["tool_call_id"]
-            if call_id in call_ids and call_id not in answered:
-                answered.add(call_id)
-                out.append(copy.deepcopy(tool))
-            else:
-                strays.append(_tool_as_text(tool))
-            index += 1
-        for call_id in call_ids:
-            if call_id not in answered:
-                out.append({"role": "tool", "tool_call_id": call_id, "content": ORPHAN_CALL_NOTICE})
-        out.extend(strays)
-        return index
 
 
 # -- helpers -------------------------------------------------------------------------------------
@@ -268,3 +253,43 @@ def _clean_output_message(message: dict[str, Any], *, keep_unknown: bool = False
 def _tool_as_text(tool: NativeContent) -> dict[str, Any]:
     text = orphan_result_text(tool["tool_call_id"], tool.get("content"))
     return {"role": "user", "content": text}
+
+
+def _pair_calls(
+    items: Sequence[NativeContent],
+) -> tuple[dict[int, list[dict[str, Any]]], set[int]]:
+    """The tool run to send after each assistant message with calls, and the claimed indices.
+
+    Each call takes the first later, not yet claimed tool message with its id (assistant
+    messages in stored order, calls in their order); a run holds the claimed tool messages in
+    stored order, then a notice for each call left unanswered.
+    """
+    pending: dict[str, list[int]] = {}
+    for index, item in enumerate(items):
+        if item.get("role") == "tool":
+            pending.setdefault(item["tool_call_id"], []).append(index)
+    answers: dict[int, list[dict[str, Any]]] = {}
+    claimed: set[int] = set()
+    for index, item in enumerate(items):
+        calls = item.get("tool_calls") if item.get("role") == "assistant" else None
+        if not calls:
+            continue
+        found: list[int] = []
+        missing: list[str] = []
+        for call in calls:
+            queue = pending.get(call["id"], [])
+            later = next((position for position in queue if position > index), None)
+            if later is None:
+                missing.append(call["id"])
+                continue
+            queue.remove(later)
+            found.append(later)
+        found.sort()
+        claimed.update(found)
+        run = [copy.deepcopy(items[position]) for position in found]
+        run.extend(
+            {"role": "tool", "tool_call_id": call_id, "content": ORPHAN_CALL_NOTICE}
+            for call_id in missing
+        )
+        answers[index] = run
+    return answers, claimed

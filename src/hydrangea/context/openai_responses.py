@@ -25,6 +25,13 @@ user message ``"[tool result <call_id>] <output>"`` in its place.
 The API also rejects a ``reasoning`` item that is not directly followed by the item it led to
 (a message or call of the same turn); such an item (left at the end by the collector, or from a
 turn cut short) is left out of the request. It stays in the Context unchanged.
+
+Markers are plain text, not a trust boundary: the ``"[tool result <id>] "`` and
+``"[tool error] "`` prefixes this adapter writes look exactly like user or tool text that happens
+to start the same way, and such text is sent unchanged (rewriting it would change the caller's
+bytes and the cached prefix). That is sound because messages put into a Context are trusted,
+caller-authored text; untrusted outside text belongs in a :mod:`hydrangea.asof` fence, which it
+cannot forge or close. See "Text markers" in docs/en/providers.md.
 """
 
 from __future__ import annotations
