@@ -98,20 +98,32 @@ FAULTS = (
     Fault(
         "observe-slice-misses-latest",
         f"{COOP}/coop_context.py",
-        "self._context[rng.earliest : rng.latest + 1]",
-        "self._context[rng.earliest : rng.latest]",
+        "self._context.view(rng.earliest, rng.latest + 1)",
+        "self._context.view(rng.earliest, rng.latest)",
     ),
     Fault(
         "observe-slice-starts-late",
         f"{COOP}/coop_context.py",
-        "self._context[rng.earliest : rng.latest + 1]",
-        "self._context[rng.earliest + 1 : rng.latest + 1]",
+        "self._context.view(rng.earliest, rng.latest + 1)",
+        "self._context.view(rng.earliest + 1, rng.latest + 1)",
     ),
     Fault(
         "observe-gets-whole-tail",
         f"{COOP}/coop_context.py",
+        "self._context.view(rng.earliest, rng.latest + 1)",
+        "self._context.view(rng.earliest, len(self._context))",
+    ),
+    Fault(
+        "observe-view-copies-the-range",
+        f"{COOP}/coop_context.py",
+        "self._context.view(rng.earliest, rng.latest + 1)",
         "self._context[rng.earliest : rng.latest + 1]",
-        "self._context[rng.earliest :]",
+    ),
+    Fault(
+        "retirement-not-final",
+        f"{COOP}/coop_context.py",
+        "                if self.retired:",
+        "                if False:",
     ),
     Fault(
         "empty-render-creates-range",
