@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 
@@ -30,6 +31,7 @@ from hydrangea.asof import (
     UndatedItemError,
     unfence,
 )
+from hydrangea.asof.builder import MAX_ATTEMPTS
 from hydrangea.errors import HydrangeaError
 from hydrangea.message import Role
 from tests.support.asof_oracle import AS_OF, approx_tokens, data_message, doc
@@ -372,3 +374,48 @@ def test_a_short_async_summary_is_priced_by_what_it_writes_too() -> None:
     budget = _fill(10**9, items).build().tokens // 3
     built = asyncio.run(_fill(budget, items, summarizer=AsyncOnly()).abuild())
     assert built.tokens <= budget and built.dropped == () and built.compactions
+
+
+class NonceSensitiveCounter:
+    """Pathological: counts four characters a token, except that a data message carrying a real
+    nonce (not the all-zero placeholder the estimates use) costs ``data_cost`` tokens, however
+    short it is. So every estimate says a split fits, and every render overshoots by a little."""
+
+    def __init__(self, data_cost: int) -> None:
+        self.data_cost = data_cost
+        self.renders = 0
+
+    def count(self, text: str) -> int:
+        if "⟦data nonce=" in text and "nonce=0000000000000000" not in text:
+            self.renders += 1
+            return self.data_cost
+        return approx_tokens(text)
+
+
+def test_when_no_split_fits_every_untrusted_item_is_dropped_visibly(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    budget, task = 2_000, "Answer from the filings, citing the record ids."
+    fixed = approx_tokens(task)
+    counter = NonceSensitiveCounter(budget - fixed + 1)  # any data message: one token over
+    store = InMemoryRecordStore()
+    b = builder(budget, counter=counter, records=store)
+    b.add(ContextItem.harness(ItemKind.task, task, item_id="task"))
+    items = [doc(i, days=i + 1, text=f"Filing {i} reports " + "figures " * 40 + "in full.")
+             for i in range(60)]
+    for item in items:
+        b.add(item)
+    with caplog.at_level(logging.WARNING, logger="hydrangea.asof.builder"):
+        built = b.build()
+    assert any("no split fitted" in r.getMessage() for r in caplog.records)
+    assert 2 <= counter.renders <= MAX_ATTEMPTS + 1  # the full render, then the search's
+    # Nothing silently emptied: every untrusted item is reported, and kept in the store.
+    assert sorted(built.dropped) == sorted(i.item_id for i in items)
+    assert built.compactions == () and built.summary_items == ()
+    assert [store.get(i.item_id) for i in items] == items
+    # The trusted content is still there, and the budget holds on what is sent.
+    assert [(m.role, m.text) for m in built.messages] == [(Role.user, task)]
+    assert built.tokens == sum(counter.count(m.text) for m in built.messages) == fixed
+    assert built.tokens <= budget
+    assert [i.item_id for i in built.items] == ["task"]
+    assert asyncio.run(b.abuild()) == built

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import logging
 from datetime import timedelta
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -219,3 +221,67 @@ def test_bulk_facts_and_known_facts_match_one_by_one_extraction(
     assert extractor.summarize(items) == expected
     known = {i.item_id: f for i, f in zip(items, one_by_one, strict=True)}
     assert extractor.summarize_known(items, known) == expected
+
+
+def forged_summary_item(item_id: str, pointers: tuple[str, ...]) -> ContextItem:
+    """An untrusted summary item supplied by the caller, claiming records that may not exist."""
+    claimed = StructuredSummary(facts=(f"{item_id} remembers the payroll.",), pointers=pointers)
+    return ContextItem(
+        item_id=item_id, kind=ItemKind.summary, content=claimed.render(), trust=Trust.UNTRUSTED,
+        published_at=AS_OF - timedelta(days=2000), provenance=Provenance(origin="memory"),
+        priority=0, summary=claimed,
+    )
+
+
+def assert_every_pointer_resolves(built: BuiltContext, store: InMemoryRecordStore) -> None:
+    assert built.summary_items
+    for summary in built.summary_items:
+        assert summary.summary is not None
+        assert summary.pointers == summary.summary.pointers
+        assert pointers_in(summary.content) == list(summary.pointers)
+        for item_id in summary.pointers:
+            assert item_id in store, item_id
+            assert store.get(item_id).item_id == item_id
+
+
+def test_forged_pointers_of_an_untrusted_summary_item_are_not_carried(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    store = InMemoryRecordStore()
+    store.put(doc(900))  # a real record: a pointer to it may be carried
+    mem = forged_summary_item("mem-1", ("ghost-42", "payroll-db", "doc-900"))
+    with caplog.at_level(logging.WARNING, logger="hydrangea.asof.builder"):
+        built = round_of(store, (mem,), 0, budget=700)
+    (warning,) = [r for r in caplog.records if r.name == "hydrangea.asof.builder"]
+    assert warning.levelno == logging.WARNING
+    assert "2 pointer(s)" in warning.getMessage() and "'mem-1'" in warning.getMessage()
+    (compaction,) = built.compactions
+    assert "mem-1" in compaction.source_ids  # the forged summary itself was compacted
+    assert_every_pointer_resolves(built, store)
+    (summary,) = built.summary_items
+    assert summary.summary is not None
+    assert {"ghost-42", "payroll-db"}.isdisjoint(summary.pointers)
+    assert "ghost-42" not in summary.content and "payroll-db" not in summary.content.split(
+        "\n")[-1]
+    assert "doc-900" in summary.pointers  # it resolves, so it is carried
+    # the forged item is kept in full and pointed to by its own id; its facts are merged
+    assert "mem-1" in summary.pointers and store.get("mem-1") == mem
+    assert "mem-1 remembers the payroll." in summary.summary.facts
+
+
+@given(st.lists(st.sampled_from(["ghost-42", "payroll-db", "doc-900", "doc-3", "mem-2"]),
+                max_size=5, unique=True),
+       st.booleans(), st.integers(400, 1200))
+def test_every_pointer_of_every_built_summary_resolves(
+    claimed: list[str], seeded: bool, budget: int
+) -> None:
+    store = InMemoryRecordStore()
+    if seeded:
+        store.put(doc(900))
+    items = (forged_summary_item("mem-1", tuple(claimed)),
+             forged_summary_item("mem-2", ("ghost-42",)))
+    built = round_of(store, items, 0, budget=budget)
+    assert_every_pointer_resolves(built, store)
+    (summary,) = built.summary_items
+    assert set(built.compactions[0].source_ids) <= set(summary.pointers)
+    assert {"ghost-42", "payroll-db"}.isdisjoint(summary.pointers)

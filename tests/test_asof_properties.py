@@ -156,6 +156,7 @@ def check(
          ItemKind.task, ItemKind.instruction, ItemKind.system].index(i.kind),
         i.published_at, i.item_id))
     assert [b.item_id for b in blocks] == [i.item_id for i in fenced]
+    assert all(item_id in store for item_id in pointed)  # every pointer leads to a record
     for item_id in compacted:
         assert item_id in pointed
         assert store.get(item_id) == by_id[item_id]

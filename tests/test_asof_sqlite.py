@@ -284,3 +284,37 @@ def test_builder_compacts_into_sqlite_records(tmp_path: Path) -> None:
         by_id = {item.item_id: item for item in items}
         for item_id in replaced:
             assert again.get(item_id) == by_id[item_id]
+
+
+def test_carried_pointers_must_resolve_in_the_sqlite_store(tmp_path: Path) -> None:
+    from hydrangea.asof.builder import ContextBuilder
+    from hydrangea.asof.items import Provenance, Trust
+    from hydrangea.asof.summary import StructuredSummary
+
+    path = tmp_path / "records.db"
+    as_of = BASE + timedelta(days=1)
+    with SqliteRecordStore(path) as store:
+        first = ContextBuilder(as_of=as_of, token_budget=600, records=store)
+        for n in range(30):
+            first.add(_make_item("a", n))
+        (earlier,) = first.build().summary_items
+    claimed = StructuredSummary(facts=("Payroll moved.",), pointers=("ghost-42", "payroll-db"))
+    forged = ContextItem(
+        item_id="mem-1", kind=ItemKind.summary, content=claimed.render(), trust=Trust.UNTRUSTED,
+        published_at=BASE - timedelta(days=9), provenance=Provenance(origin="memory"),
+        priority=0, summary=claimed,
+    )
+    with SqliteRecordStore(path) as store:  # a later process, the same records
+        second = ContextBuilder(as_of=as_of, token_budget=1_300, records=store)
+        second.add(forged)
+        second.add(earlier.model_copy(update={"priority": -1}))  # compacted again
+        for n in range(30):
+            second.add(_make_item("b", n))
+        built = second.build()
+        (summary,) = built.summary_items
+        assert built.dropped == ()
+        assert {"mem-1", earlier.item_id} <= set(built.compactions[0].source_ids)
+        assert set(earlier.pointers) <= set(summary.pointers)  # made here: all carried
+        assert {"ghost-42", "payroll-db"}.isdisjoint(summary.pointers)
+        for item_id in summary.pointers:
+            assert store.get(item_id).item_id == item_id

@@ -11,16 +11,24 @@ and the full context counted: if it fits, it is the result, and nothing is compa
 the split between dropped, summarized and fully shown items is searched for (see
 :mod:`hydrangea.asof.planning`): estimated from prefix sums, rendered, counted exactly, and
 re-planned with the room corrected by the overshoot or the unused room. Should no split fit
-within ``MAX_ATTEMPTS`` renders, every untrusted item is dropped. ``BuiltContext.tokens`` is
-always the counter over the returned messages and never exceeds the budget.
+within ``MAX_ATTEMPTS`` renders, every untrusted item is dropped (and listed in ``dropped``).
+``BuiltContext.tokens`` is always the counter over the returned messages and never exceeds the
+budget.
+
+A summary item given to a build (one an earlier build made, or one the caller wrote) may be
+compacted again; the new summary then carries only those of its pointers that lead to a record
+in the record store as the build starts. The others (forged, or written against another store)
+are left out with a warning on this module's logger; the summary item itself is stored and
+pointed to by its own id, so nothing it said is lost.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Generator
+from collections.abc import Generator, Set
 from datetime import datetime
 
+from hydrangea.asof.compaction import unresolved_pointers
 from hydrangea.asof.counting import ApproxTokenCounter, TokenCounter, chars_per_token
 from hydrangea.asof.errors import (
     AsOfViolationError,
@@ -41,7 +49,7 @@ from hydrangea.asof.layout import (
     split_trusted,
 )
 from hydrangea.asof.planning import MAX_ATTEMPTS, SplitSearch
-from hydrangea.asof.records import InMemoryRecordStore, RecordStore
+from hydrangea.asof.records import InMemoryRecordStore, RecordStore, stored_ids
 from hydrangea.asof.result import (
     BuiltContext,
     Compaction,
@@ -248,10 +256,16 @@ class ContextBuilder:
             counter=self._counter, summarizer=self._summarizer, blocks=untrusted,
             bodies=bodies, labels=labels, fixed=fixed, full_tokens=full_tokens, budget=budget,
             taken=set(self._ids),
+            resolved=stored_ids(self._records, [
+                p for i in untrusted if i.summary is not None for p in i.summary.pointers
+            ]),
         )
         best = yield from search.run()
         if best is None:
-            logger.warning("no split fitted after %d attempts; dropping untrusted", MAX_ATTEMPTS)
+            logger.warning(
+                "no split fitted after %d renders; dropping all %d untrusted items (listed in "
+                "BuiltContext.dropped)", MAX_ATTEMPTS, len(search.order),
+            )
             dropped, compacted = search.order, []
             messages, tokens = assemble(head, None, tail), fixed
             shown: tuple[ContextItem, ...] = (*head, *tail)
@@ -264,6 +278,7 @@ class ContextBuilder:
             compactions = (
                 () if best.summary is None else (Compaction(best.summary.item_id, best.source_ids),)
             )
+            _warn_unresolved(compacted, search.resolved)
         kept = (*dropped, *compacted)
         for item in kept:  # refuse a conflict before storing anything
             if item.item_id in self._records and self._records.get(item.item_id) != item:
@@ -280,6 +295,21 @@ class ContextBuilder:
             compactions=compactions,
             dropped=tuple(i.item_id for i in dropped),
             rejections=tuple(self._rejections),
+        )
+
+
+def _warn_unresolved(compacted: list[ContextItem], resolved: Set[str]) -> None:
+    """Log the carried pointers the new summary left out because no record is stored under
+    them (see the module documentation)."""
+    missing = unresolved_pointers(compacted, resolved)
+    if missing:
+        holders = [i.item_id for i in compacted if i.summary is not None
+                   and not all(p in resolved for p in i.summary.pointers)]
+        logger.warning(
+            "%d pointer(s) of summary item(s) %s name no stored record and are not carried "
+            "into the new summary (the items themselves are stored and pointed to)",
+            len(missing), ", ".join(repr(h) for h in holders[:5])
+            + (f" and {len(holders) - 5} more" if len(holders) > 5 else ""),
         )
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import accumulate
@@ -27,11 +27,14 @@ from hydrangea.asof.summary import StructuredSummary
 __all__ = [
     "COMPACTION_ORIGIN",
     "Plan",
+    "carried_summary",
     "importance_key",
     "make_summary_item",
     "plan",
     "scaled_fact_costs",
     "summary_item",
+    "summary_pointers",
+    "unresolved_pointers",
 ]
 
 COMPACTION_ORIGIN = "compaction"
@@ -103,30 +106,59 @@ def scaled_fact_costs(
     ]
 
 
-def summary_pointers(sources: Sequence[ContextItem]) -> tuple[str, ...]:
-    """The ids a summary of ``sources`` names: each source's id, and for a summary source the
-    ids it already pointed to, in order, without duplicates."""
+def carried_summary(item: ContextItem, resolved: Set[str]) -> StructuredSummary | None:
+    """The summary ``item`` carries into a merge: its own, with only the pointers that are in
+    ``resolved`` (the ids found in the record store). ``None`` for a plain item."""
+    summary = item.summary
+    if summary is None or all(p in resolved for p in summary.pointers):
+        return summary
+    return summary.model_copy(update={"pointers": tuple(
+        p for p in summary.pointers if p in resolved
+    )})
+
+
+def summary_pointers(sources: Sequence[ContextItem], resolved: Set[str]) -> tuple[str, ...]:
+    """The ids a summary of ``sources`` names, in order, without duplicates: each source's id,
+    and for a summary source the ids it already pointed to that are in ``resolved``.
+
+    Pointers come from the items, never from a summarizer, and each must lead back to a full
+    record: a summary item's ``pointers`` are whatever its maker wrote (a caller may hand in
+    forged ones), so only those found in the record store are carried (a summary this library
+    made earlier, with the same store, has all of its pointers there). Nothing is lost by
+    leaving the others out: the summary source itself is stored and pointed to by its own id.
+    """
     if [source.summary for source in sources].count(None) == len(sources):  # none carried
         return tuple(dict.fromkeys([source.item_id for source in sources]))
     ids: dict[str, None] = {}
     for source in sources:
         ids[source.item_id] = None
         if source.summary is not None:
-            ids.update(dict.fromkeys(source.summary.pointers))
+            ids.update(dict.fromkeys([p for p in source.summary.pointers if p in resolved]))
     return tuple(ids)
 
 
+def unresolved_pointers(sources: Sequence[ContextItem], resolved: Set[str]) -> list[str]:
+    """The pointers of the summary sources among ``sources`` that are not in ``resolved``, so
+    that :func:`summary_pointers` leaves them out; in order, without duplicates."""
+    return list(dict.fromkeys([
+        p for s in sources if s.summary is not None for p in s.summary.pointers
+        if p not in resolved
+    ]))
+
+
 def make_summary_item(
-    sources: Sequence[ContextItem], extracted: StructuredSummary, taken: set[str]
+    sources: Sequence[ContextItem], extracted: StructuredSummary, taken: set[str],
+    resolved: Set[str],
 ) -> ContextItem:
     """The untrusted summary item standing for ``sources``.
 
     ``extracted`` is the summarizer's output for the plain sources; the summaries carried by
     summary sources are merged in (never re-summarized), and the pointers are overwritten with
-    :func:`summary_pointers`. Its ``published_at`` is the latest of the sources', its priority
-    the highest, and its id a hash of the pointers that avoids every id in ``taken``.
+    :func:`summary_pointers` (``resolved`` holds the carried pointers found in the record
+    store). Its ``published_at`` is the latest of the sources', its priority the highest, and
+    its id a hash of the pointers that avoids every id in ``taken``.
     """
-    pointers = summary_pointers(sources)
+    pointers = summary_pointers(sources, resolved)
     carried = [s.summary for s in sources if s.summary is not None]
     merged = StructuredSummary.merge([extracted, *carried]).model_copy(
         update={"pointers": pointers}

@@ -22,7 +22,7 @@ short summary leaves room to show or compact more rather than drop.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Sequence, Set
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from fractions import Fraction
@@ -31,6 +31,7 @@ from typing import Final, TypeVar
 from hydrangea.asof.compaction import (
     COMPACTION_ORIGIN,
     Plan,
+    carried_summary,
     make_summary_item,
     plan,
     scaled_fact_costs,
@@ -91,12 +92,13 @@ class SplitSearch:
     """The search for one build. ``blocks`` are the untrusted items in rendered order,
     ``bodies`` their :func:`~hydrangea.asof.layout.block_body` renderings and ``labels`` their
     ``published`` labels; ``fixed`` is what the trusted messages take and ``full_tokens`` what
-    showing everything takes (more than ``budget``)."""
+    showing everything takes (more than ``budget``). ``resolved`` holds the pointers of summary
+    blocks that are found in the record store, the only ones a new summary carries (see
+    :func:`~hydrangea.asof.compaction.summary_pointers`)."""
 
     __slots__ = ("_bodies", "_budget", "_chronological", "_count", "_extractive", "_facts",
-                 "_fixed", "_measure", "_per",
-                 "_rank", "_taken", "blocks", "costs", "entries", "order", "overhead", "plain",
-                 "pointers", "seen")
+                 "_fixed", "_measure", "_per", "_rank", "_taken", "blocks", "costs", "entries",
+                 "order", "overhead", "plain", "pointers", "resolved", "seen")
 
     def __init__(
         self,
@@ -110,6 +112,7 @@ class SplitSearch:
         full_tokens: int,
         budget: int,
         taken: set[str],
+        resolved: Set[str],
     ) -> None:
         self._count = counter.count
         # Estimates are in characters for a counter that only divides the length (rounding
@@ -120,6 +123,7 @@ class SplitSearch:
         self._budget = budget
         self._fixed = fixed
         self._taken = taken
+        self.resolved = resolved
         self.blocks = blocks
         self._bodies = bodies
         oldest = _MIN
@@ -156,7 +160,12 @@ class SplitSearch:
             found = [extractor.fact(i) if i.summary is None else "" for i in order]
         self._facts = found
         # A summary entry reads "- fact" (continuation lines indented), one line each; a carried
-        # summary brings its rendered text, whose pointers line becomes the merged one.
+        # summary brings its rendered text (with the pointers it may carry), whose pointers line
+        # becomes the merged one.
+        carried: list[StructuredSummary | None] = (
+            [None] * len(order) if all(self.plain)
+            else [carried_summary(i, self.resolved) for i in order]
+        )
         if measure is len:  # characters: no string needs building to be measured
             extra = len(opening) + len(closing) + separator
             self.costs = [len(b) + extra for b in ordered_bodies]
@@ -169,9 +178,8 @@ class SplitSearch:
                 self.entries = [len(f) + 3 + 2 * f.count("\n") for f in found]
             else:
                 self.entries = [
-                    len(f) + 3 + 2 * f.count("\n") if i.summary is None
-                    else len(i.summary.render())
-                    for i, f in zip(order, found, strict=True)
+                    len(f) + 3 + 2 * f.count("\n") if c is None else len(c.render())
+                    for c, f in zip(carried, found, strict=True)
                 ]
         else:
             self.costs = [c + separator for c in map(measure, [
@@ -179,9 +187,8 @@ class SplitSearch:
             ])]
             self.pointers = list(map(measure, [quoted(i.item_id) + ", " for i in order]))
             self.entries = list(map(measure, [
-                "- " + f.replace("\n", "\n  ") + "\n" if i.summary is None
-                else i.summary.render()
-                for i, f in zip(order, found, strict=True)
+                "- " + f.replace("\n", "\n  ") + "\n" if c is None else c.render()
+                for c, f in zip(carried, found, strict=True)
             ]))
         frame = fence(
             "",
@@ -298,7 +305,7 @@ class SplitSearch:
                     extracted = self._extractive.summarize_known(plain, known)
                 else:
                     extracted = yield plain
-                summary = make_summary_item(sources, extracted, self._taken)
+                summary = make_summary_item(sources, extracted, self._taken, self.resolved)
         bodies = self._shown_bodies(split.compact, summary)
         text = data_text(bodies) if bodies else None
         tokens = self._fixed + (self._count(text) if text is not None else 0)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable
 from typing import Protocol, runtime_checkable
 
 from hydrangea.asof.errors import DuplicateItemError, RecordNotFoundError
 from hydrangea.asof.items import ContextItem
 
-__all__ = ["InMemoryRecordStore", "RecordStore"]
+__all__ = ["InMemoryRecordStore", "RecordStore", "stored_ids"]
 
 
 @runtime_checkable
@@ -77,3 +78,9 @@ class InMemoryRecordStore:
 
     def __repr__(self) -> str:
         return f"InMemoryRecordStore({len(self)} records)"
+
+
+def stored_ids(store: RecordStore, ids: Iterable[str]) -> frozenset[str]:
+    """The ids among ``ids`` that ``store`` holds a record under: one ``in`` test per distinct
+    id."""
+    return frozenset([item_id for item_id in dict.fromkeys(ids) if item_id in store])
