@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Sequence
+from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, settings
+
+from hydrangea.context import Adapter, NativeContent
 
 settings.register_profile(
     "default", max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow]
@@ -13,3 +18,27 @@ settings.register_profile(
     "ci", max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
+@pytest.fixture(autouse=True)
+def _every_request_is_checked_by_the_sdk(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every request any test builds is validated against the official SDK's request types."""
+    from hydrangea.context.registry import adapter_for
+    from hydrangea.gateway import GatewayType
+    from tests.support.sdk_check import validate_request
+
+    for gateway in GatewayType:
+        adapter = adapter_for(gateway)
+        build = type(adapter).build_request
+
+        def checked(
+            self: Adapter,
+            items: Sequence[NativeContent],
+            _build: Callable[[Adapter, Sequence[NativeContent]], dict[str, Any]] = build,
+            _gateway: GatewayType = gateway,
+        ) -> dict[str, Any]:
+            request = _build(self, items)
+            validate_request(_gateway, request)
+            return request
+
+        monkeypatch.setattr(type(adapter), "build_request", checked)
