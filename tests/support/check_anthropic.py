@@ -14,7 +14,6 @@ keyword arguments built for ``client.messages.create`` would not be accepted:
 
 from __future__ import annotations
 
-import base64
 from collections import Counter
 from collections.abc import Iterable
 from functools import cache
@@ -24,6 +23,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, TypeAdapter
 
 from hydrangea.context import NativeContent
+from tests.support.json_strategies import base64_tokens, short_texts, tool_arguments, tool_names
 
 _ASSISTANT_ONLY = {"thinking", "redacted_thinking", "tool_use", "server_tool_use"}
 
@@ -113,34 +113,30 @@ def validate(kwargs: dict[str, Any]) -> None:
 
 # -- model output ------------------------------------------------------------------------------
 
-_opaque = st.binary(min_size=1, max_size=64).map(lambda raw: base64.b64encode(raw).decode())
-_text = st.text(min_size=1, max_size=40)
-_json_value = st.recursive(
-    st.none() | st.booleans() | st.integers(-(10**6), 10**6) | st.text(max_size=10),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
-    ),
-    max_leaves=6,
-)
-
 
 @st.composite
 def _assistant_output(draw: st.DrawFn) -> NativeContent:
     blocks: list[dict[str, Any]] = []
     for _ in range(draw(st.integers(0, 2))):
         if draw(st.booleans()):
-            blocks.append({"type": "thinking", "thinking": draw(_text), "signature": draw(_opaque)})
+            blocks.append(
+                {
+                    "type": "thinking",
+                    "thinking": draw(short_texts),
+                    "signature": draw(base64_tokens),
+                }
+            )
         else:
-            blocks.append({"type": "redacted_thinking", "data": draw(_opaque)})
+            blocks.append({"type": "redacted_thinking", "data": draw(base64_tokens)})
     for _ in range(draw(st.integers(0, 2))):
-        blocks.append({"type": "text", "text": draw(_text)})
+        blocks.append({"type": "text", "text": draw(short_texts)})
     ids = draw(st.lists(st.uuids().map(lambda u: f"toolu_{u.hex}"), max_size=3, unique=True))
     for call_id in ids:
-        arguments = draw(st.dictionaries(st.text(min_size=1, max_size=8), _json_value, max_size=3))
-        name = draw(st.from_regex(r"[a-z][a-z0-9_]{0,15}", fullmatch=True))
+        arguments = draw(tool_arguments)
+        name = draw(tool_names)
         blocks.append({"type": "tool_use", "id": call_id, "name": name, "input": arguments})
     if not blocks:
-        blocks.append({"type": "text", "text": draw(_text)})
+        blocks.append({"type": "text", "text": draw(short_texts)})
     return {"role": "assistant", "content": blocks}
 
 

@@ -14,12 +14,12 @@ keyword arguments built for ``client.models.generate_content`` would not be acce
 
 from __future__ import annotations
 
-import base64
 from typing import Any
 
 from hypothesis import strategies as st
 
 from hydrangea.context import NativeContent
+from tests.support.json_strategies import base64_tokens, short_texts, tool_arguments, tool_names
 
 
 def _check_types(kwargs: dict[str, Any]) -> None:
@@ -92,41 +92,31 @@ def validate(kwargs: dict[str, Any]) -> None:
 
 # -- model output ------------------------------------------------------------------------------
 
-_signature = st.binary(min_size=1, max_size=64).map(lambda raw: base64.b64encode(raw).decode())
-_text = st.text(min_size=1, max_size=40)
-_json_value = st.recursive(
-    st.none() | st.booleans() | st.integers(-(10**6), 10**6) | st.text(max_size=10),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
-    ),
-    max_leaves=6,
-)
-
 
 @st.composite
 def _model_output(draw: st.DrawFn) -> NativeContent:
     parts: list[dict[str, Any]] = []
     if draw(st.booleans()):
-        parts.append({"text": draw(_text), "thought": True})
+        parts.append({"text": draw(short_texts), "thought": True})
     for _ in range(draw(st.integers(0, 2))):
-        part: dict[str, Any] = {"text": draw(_text)}
+        part: dict[str, Any] = {"text": draw(short_texts)}
         if draw(st.booleans()):
-            part["thought_signature"] = draw(_signature)
+            part["thought_signature"] = draw(base64_tokens)
         parts.append(part)
     ids = draw(st.lists(st.uuids().map(lambda u: f"call_{u.hex}"), max_size=3, unique=True))
     with_ids = draw(st.booleans())
     for position, call_id in enumerate(ids):
-        name = draw(st.from_regex(r"[a-z][a-z0-9_]{0,15}", fullmatch=True))
-        arguments = draw(st.dictionaries(st.text(min_size=1, max_size=8), _json_value, max_size=3))
+        name = draw(tool_names)
+        arguments = draw(tool_arguments)
         call: dict[str, Any] = {"name": name, "args": arguments}
         if with_ids:
             call = {"id": call_id, **call}
         part = {"function_call": call}
         if position == 0:
-            part["thought_signature"] = draw(_signature)
+            part["thought_signature"] = draw(base64_tokens)
         parts.append(part)
     if not parts:
-        parts.append({"text": draw(_text), "thought_signature": draw(_signature)})
+        parts.append({"text": draw(short_texts), "thought_signature": draw(base64_tokens)})
     return {"role": "model", "parts": parts}
 
 

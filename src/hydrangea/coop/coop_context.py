@@ -260,17 +260,11 @@ class CoopContext:
             yield RangedArea(entry, entry.effect_range, entry.order)
 
     def _collect(self) -> list[Exception]:
-        lives = {id(e.area): e.life() for e in self._ring}
-        if AreaLifeState.retired not in lives.values():
+        # Read every life state once; entry.retired then holds it (retirement is final).
+        if not [e for e in self._ring if e.life() is AreaLifeState.retired]:
             return []
-        plan = plan_collection(
-            self._newest_first(), lambda e: lives[id(e.area)] is AreaLifeState.retired
-        )
-        never_rendered = [
-            e
-            for e in self._ring
-            if e.effect_range is None and lives[id(e.area)] is AreaLifeState.retired
-        ]
+        plan = plan_collection(self._newest_first(), lambda e: e.retired)
+        never_rendered = [e for e in self._ring if e.effect_range is None and e.retired]
         doomed = [*plan.areas, *never_rendered]
         if not doomed:
             return []
