@@ -42,8 +42,6 @@ __all__ = [
     "in_block_order",
     "published_label",
     "published_labels",
-    "render_block",
-    "render_messages",
     "split_trusted",
     "with_nonce",
 ]
@@ -111,7 +109,7 @@ def block_body(item: ContextItem, published: str | None = None) -> str:
 
 def published_labels(items: Sequence[ContextItem]) -> list[str]:
     """:func:`published_label` of each of ``items``."""
-    return ["none" if i.published_at is None else i.published_at.isoformat() for i in items]
+    return [published_label(item) for item in items]
 
 
 def block_bodies(
@@ -142,11 +140,6 @@ def data_length(body_chars: int, blocks: int) -> int:
 def with_nonce(body: str, nonce: str) -> str:
     """The complete fenced block for a :func:`block_body` and a nonce."""
     return f"{OPEN}data nonce={nonce}{body}{nonce}{CLOSE}"
-
-
-def render_block(item: ContextItem, nonce: str) -> str:
-    """The fenced block of one untrusted item."""
-    return with_nonce(block_body(item), nonce)
 
 
 def data_text(bodies: Sequence[str]) -> str:
@@ -205,16 +198,6 @@ def assemble(
     if tail:
         messages.append(Message(role=Role.user, content=_join(tail)))
     return tuple(messages)
-
-
-def render_messages(
-    trusted: Sequence[ContextItem], untrusted: Sequence[ContextItem]
-) -> tuple[tuple[Message, ...], tuple[ContextItem, ...]]:
-    """The messages for these items, and the items in the order they appear."""
-    head, tail = split_trusted(trusted)
-    blocks = sorted(untrusted, key=block_key)
-    data = data_text([block_body(b) for b in blocks]) if blocks else None
-    return assemble(head, data, tail), (*head, *blocks, *tail)
 
 
 def _join(items: Sequence[ContextItem]) -> str:
