@@ -18,12 +18,13 @@ reach the part, and the part's own arguments refuse changes.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
-from typing import Annotated, Any, Literal, NoReturn, TypeAlias
+from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from hydrangea.frozen_json import FrozenJSONArray, FrozenJSONObject, freeze
 
 __all__ = [
     "FrozenJSONArray",
@@ -76,150 +77,6 @@ class ImagePart(_Frozen):
         return self
 
 
-def _read_only(kind: str) -> NoReturn:
-    raise TypeError(f"a {kind} is read-only: build a new ToolCallPart to change the arguments")
-
-
-class FrozenJSONObject(dict[str, Any]):
-    """A read-only JSON object (what :attr:`ToolCallPart.arguments` holds).
-
-    It is a ``dict`` (``json.dumps``, ``==`` with plain dicts and key order work as usual) whose
-    methods that would change it raise ``TypeError``; its values are JSON scalars,
-    :class:`FrozenJSONObject` and :class:`FrozenJSONArray`. It hashes by content, consistently
-    with ``==``. ``dict(obj)`` or ``obj.copy()`` give a mutable shallow copy.
-    """
-
-    __slots__ = ()
-
-    def __hash__(self) -> int:  # type: ignore[override]
-        return hash(frozenset(self.items()))
-
-    def __setitem__(self, key: str, value: Any) -> NoReturn:
-        _read_only("FrozenJSONObject")
-
-    def __delitem__(self, key: str) -> NoReturn:
-        _read_only("FrozenJSONObject")
-
-    def __ior__(self, other: Any) -> NoReturn:  # type: ignore[misc]
-        _read_only("FrozenJSONObject")
-
-    def clear(self) -> NoReturn:
-        """Refused: the object is read-only."""
-        _read_only("FrozenJSONObject")
-
-    def pop(self, *args: Any, **kwargs: Any) -> NoReturn:
-        """Refused: the object is read-only."""
-        _read_only("FrozenJSONObject")
-
-    def popitem(self) -> NoReturn:
-        """Refused: the object is read-only."""
-        _read_only("FrozenJSONObject")
-
-    def setdefault(self, *args: Any, **kwargs: Any) -> NoReturn:
-        """Refused: the object is read-only."""
-        _read_only("FrozenJSONObject")
-
-    def update(self, *args: Any, **kwargs: Any) -> NoReturn:
-        """Refused: the object is read-only."""
-        _read_only("FrozenJSONObject")
-
-    def __copy__(self) -> FrozenJSONObject:
-        return self
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> FrozenJSONObject:
-        return self
-
-    def __reduce__(self) -> tuple[type[FrozenJSONObject], tuple[dict[str, Any]]]:
-        return (FrozenJSONObject, (dict(self),))
-
-
-class FrozenJSONArray(list[Any]):
-    """A read-only JSON array inside a :class:`FrozenJSONObject`.
-
-    It is a ``list`` (``==`` with plain lists works) whose changing methods raise ``TypeError``;
-    it hashes by content.
-    """
-
-    __slots__ = ()
-
-    def __hash__(self) -> int:  # type: ignore[override]
-        return hash(tuple(self))
-
-    def __setitem__(self, index: Any, value: Any) -> NoReturn:
-        _read_only("FrozenJSONArray")
-
-    def __delitem__(self, index: Any) -> NoReturn:
-        _read_only("FrozenJSONArray")
-
-    def __iadd__(self, other: Any) -> NoReturn:  # type: ignore[misc]
-        _read_only("FrozenJSONArray")
-
-    def __imul__(self, other: Any) -> NoReturn:  # type: ignore[misc]
-        _read_only("FrozenJSONArray")
-
-    def append(self, value: Any) -> NoReturn:
-        """Refused: the array is read-only."""
-        _read_only("FrozenJSONArray")
-
-    def extend(self, values: Any) -> NoReturn:
-        """Refused: the array is read-only."""
-        _read_only("FrozenJSONArray")
-
-    def insert(self, index: Any, value: Any) -> NoReturn:
-        """Refused: the array is read-only."""
-        _read_only("FrozenJSONArray")
-
-    def pop(self, *args: Any) -> NoReturn:
-        """Refused: the array is read-only."""
-        _read_only("FrozenJSONArray")
-
-    def remove(self, value: Any) -> NoReturn:
-        """Refused: the array is read-only."""
-        _read_only("FrozenJSONArray")
-
-    def clear(self) -> NoReturn:
-        """Refused: the array is read-only."""
-        _read_only("FrozenJSONArray")
-
-    def sort(self, *args: Any, **kwargs: Any) -> NoReturn:
-        """Refused: the array is read-only."""
-        _read_only("FrozenJSONArray")
-
-    def reverse(self) -> NoReturn:
-        """Refused: the array is read-only."""
-        _read_only("FrozenJSONArray")
-
-    def __copy__(self) -> FrozenJSONArray:
-        return self
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> FrozenJSONArray:
-        return self
-
-    def __reduce__(self) -> tuple[type[FrozenJSONArray], tuple[list[Any]]]:
-        return (FrozenJSONArray, (list(self),))
-
-
-def _freeze(value: object, where: str) -> Any:
-    """A deep, read-only copy of the JSON value ``value``; ValueError naming ``where`` if it is
-    not one (tuples are taken as arrays)."""
-    if value is None or isinstance(value, str | bool | int):
-        return value
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise ValueError(f"{where} is {value!r}, which is not a JSON number")
-        return value
-    if isinstance(value, Mapping):
-        frozen: dict[str, Any] = {}
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise ValueError(f"{where} has the key {key!r}; JSON object keys are strings")
-            frozen[key] = _freeze(item, f"{where}[{key!r}]")
-        return FrozenJSONObject(frozen)
-    if isinstance(value, list | tuple):
-        return FrozenJSONArray(_freeze(item, f"{where}[{n}]") for n, item in enumerate(value))
-    raise ValueError(f"{where} holds a {type(value).__name__}, which is not a JSON value")
-
-
 class ToolCallPart(_Frozen):
     """The assistant asks the harness to run a tool. ``arguments`` is a JSON object.
 
@@ -240,7 +97,7 @@ class ToolCallPart(_Frozen):
     @field_validator("arguments", mode="after")
     @classmethod
     def _freeze_arguments(cls, value: Mapping[str, Any]) -> FrozenJSONObject:
-        frozen = _freeze(value, "arguments")
+        frozen = freeze(value, "arguments")
         assert isinstance(frozen, FrozenJSONObject)
         return frozen
 
