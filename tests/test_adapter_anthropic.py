@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 from hypothesis import given
-from hypothesis import strategies as st
 
 from hydrangea.context import Context
 from hydrangea.context._anthropic_request import LEADING_USER_PLACEHOLDER
@@ -18,7 +17,7 @@ from hydrangea.errors import GatewayMismatchError, InvalidItemError, Unsupported
 from hydrangea.gateway import GatewayType
 from hydrangea.message import ImagePart, Message, Role, TextPart, ToolCallPart, ToolResultPart
 from tests.support import check_anthropic
-from tests.support.neutral_messages import messages
+from tests.support.steps import checked_request, mixed_steps, play
 
 ADAPTER = AnthropicAdapter()
 GW = GatewayType.anthropic
@@ -341,19 +340,11 @@ def test_item_text_skips_opaque_state() -> None:
 # -- SDK request validation --------------------------------------------------------------------
 
 
-@given(st.lists(messages.map(lambda m: [m]) | check_anthropic.outputs(), max_size=8))
+@given(mixed_steps(check_anthropic.outputs()))
 def test_requests_from_any_sequence_pass_the_sdk_check(steps: list[list[Any]]) -> None:
     context = Context(GW)
-    for step in steps:
-        if isinstance(step[0], Message):
-            context.emplace_messages(step)
-        else:
-            context.push_back(step)
-    before = json.dumps(list(context))
-    request = context.request()
-    check_anthropic.validate(request)
-    assert context.request() == request
-    assert json.dumps(list(context)) == before
+    play(context, steps)
+    request = checked_request(context, check_anthropic.validate)
     sent = [
         block
         for m in request["messages"]

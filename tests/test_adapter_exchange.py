@@ -10,34 +10,15 @@ from hydrangea.context import Context
 from hydrangea.context.adapter import ORPHAN_CALL_NOTICE
 from hydrangea.gateway import GatewayType
 from hydrangea.lifecycle.placement import before_newest
-from hydrangea.message import Message, Role, TextPart, ToolCallPart, ToolResultPart
+from hydrangea.message import Message, Role, ToolCallPart, ToolResultPart
 from tests.support.sdk_check import validate_request
+from tests.support.tool_exchange import two_call_exchange
 
 
 def _exchange(gateway: GatewayType) -> Context:
     """system, user question, assistant text + two calls, user with both results, user text."""
     context = Context(gateway)
-    context.emplace_message(Message(role=Role.system, content="Be terse."))
-    context.emplace_message(Message(role=Role.user, content="Weather and time?"))
-    context.emplace_message(
-        Message(
-            role=Role.assistant,
-            content=(
-                TextPart(text="Looking."),
-                ToolCallPart(id="c1", name="weather", arguments={"city": "Kyoto"}),
-                ToolCallPart(id="c2", name="clock", arguments={}),
-            ),
-        )
-    )
-    context.emplace_message(
-        Message(
-            role=Role.user,
-            content=(
-                ToolResultPart(call_id="c1", content="sunny"),
-                ToolResultPart(call_id="c2", content="noon", is_error=True),
-            ),
-        )
-    )
+    context.emplace_messages(two_call_exchange(second_fails=True))
     context.emplace_message(Message(role=Role.user, content="Thanks."))
     return context
 

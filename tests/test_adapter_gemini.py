@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 from hypothesis import given
-from hypothesis import strategies as st
 
 from hydrangea.context import Context
 from hydrangea.context._gemini_request import LEADING_USER_PLACEHOLDER
@@ -19,7 +18,7 @@ from hydrangea.errors import GatewayMismatchError, InvalidItemError
 from hydrangea.gateway import GatewayType
 from hydrangea.message import ImagePart, Message, Role, TextPart, ToolCallPart, ToolResultPart
 from tests.support import check_gemini
-from tests.support.neutral_messages import messages
+from tests.support.steps import checked_request, mixed_steps, play
 
 ADAPTER = GeminiAdapter()
 GW = GatewayType.gemini
@@ -330,19 +329,11 @@ def test_item_text_skips_signatures() -> None:
 # -- SDK request validation --------------------------------------------------------------------
 
 
-@given(st.lists(messages.map(lambda m: [m]) | check_gemini.outputs(), max_size=8))
+@given(mixed_steps(check_gemini.outputs()))
 def test_requests_from_any_sequence_pass_the_sdk_check(steps: list[list[Any]]) -> None:
     context = Context(GW)
-    for step in steps:
-        if isinstance(step[0], Message):
-            context.emplace_messages(step)
-        else:
-            context.push_back(step)
-    before = json.dumps(list(context))
-    request = context.request()
-    check_gemini.validate(request)
-    assert context.request() == request
-    assert json.dumps(list(context)) == before
+    play(context, steps)
+    request = checked_request(context, check_gemini.validate)
     sent = [part for content in request["contents"] for part in content["parts"]]
     for item in context:
         for part in item["parts"]:

@@ -10,40 +10,17 @@ from hydrangea.context import Context
 from hydrangea.gateway import GatewayType
 from hydrangea.lifecycle import Component, Lifecycle, Placement, Stage
 from hydrangea.lifecycle.placement import before_newest
-from hydrangea.message import Message, Role, TextPart, ToolCallPart, ToolResultPart
+from hydrangea.message import Message, Role
 from tests.support.sdk_check import model_outputs, validate_request
+from tests.support.tool_exchange import two_call_exchange
 
 GATEWAYS = list(GatewayType)
-
-
-def tool_exchange(context: Context) -> None:
-    context.emplace_message(Message(role=Role.system, content="You are terse."))
-    context.emplace_message(Message(role=Role.user, content="What is the weather?"))
-    context.emplace_message(
-        Message(
-            role=Role.assistant,
-            content=(
-                TextPart(text="Let me look."),
-                ToolCallPart(id="call_1", name="weather", arguments={"city": "Kyoto"}),
-                ToolCallPart(id="call_2", name="clock", arguments={}),
-            ),
-        )
-    )
-    context.emplace_message(
-        Message(
-            role=Role.user,
-            content=(
-                ToolResultPart(call_id="call_1", content="sunny"),
-                ToolResultPart(call_id="call_2", content="noon"),
-            ),
-        )
-    )
 
 
 @pytest.mark.parametrize("gateway", GATEWAYS)
 def test_before_the_newest_item_never_splits_a_tool_exchange(gateway: GatewayType) -> None:
     context = Context(gateway)
-    tool_exchange(context)
+    context.emplace_messages(two_call_exchange())
     calls_at = next(
         i for i, item in enumerate(context) if "call_1" in str(item) and "sunny" not in str(item)
     )

@@ -4,6 +4,7 @@
   it is reclaimed together with the anchor's range instead of on its own.
 * :func:`native_tokens` measures a provider-native item the way the demo measures a request:
   the token count of its compact JSON text.
+* :func:`message_tokens` measures a generic message the same way (its pydantic JSON).
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ import json
 from hydrangea.asof.counting import TokenCounter
 from hydrangea.context.area import AreaLifeState, ContextAreaImplementation
 from hydrangea.context.native import NativeContent
+from hydrangea.message import Message
 
-__all__ = ["anchored_life", "native_tokens"]
+__all__ = ["anchored_life", "message_tokens", "native_tokens"]
 
 
 def anchored_life(finished: bool, anchor: ContextAreaImplementation | None) -> AreaLifeState:
@@ -33,3 +35,8 @@ def anchored_life(finished: bool, anchor: ContextAreaImplementation | None) -> A
 def native_tokens(item: NativeContent, counter: TokenCounter) -> int:
     """Tokens of ``item``'s compact JSON text (keys, reasoning state and all)."""
     return counter.count(json.dumps(item, ensure_ascii=False, separators=(",", ":")))
+
+
+def message_tokens(message: Message, counter: TokenCounter) -> int:
+    """Tokens of ``message``'s JSON text (``model_dump_json()``)."""
+    return counter.count(message.model_dump_json())

@@ -89,7 +89,7 @@ class CompactingConversation:
             threshold_tokens=threshold_tokens,
             summarizer=summarizer,
             records=self._records,
-            counter=counter,
+            counter=self._counter,
             clock=clock,
             name=name,
             promotes=rollup_tokens is None,

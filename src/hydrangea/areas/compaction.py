@@ -153,6 +153,23 @@ class CompactionArea(ConversationArea):
         return f"{self._name}:compaction"
 
     @property
+    def turn_span(self) -> tuple[int, int]:
+        """The first and last turn numbers this segment covers (the first twice before any
+        turn rendered)."""
+        return self._first_turn, max(self._turn, self._first_turn)
+
+    @property
+    def summary_heading(self) -> str:
+        """The heading written above the summary: which turns it stands for, and what its
+        pointers are."""
+        first, last = self.turn_span
+        return (
+            f"Conversation turns {first}-{last} ({self._name}, segment {self._segment}) were "
+            "compacted into this summary. Each pointer is the id of a full record in the "
+            "record store."
+        )
+
+    @property
     def summary_published(self) -> datetime | None:
         """The latest publication time of the records summarized; ``None`` before the
         checkpoint."""
@@ -194,14 +211,12 @@ class CompactionArea(ConversationArea):
         drafted = self._summarizer.summarize(items)
         summary = drafted.model_copy(update={"pointers": ids})
         latest = max(item.published_at for item in items if item.published_at is not None)
-        first, last = self._first_turn, max(self._turn, self._first_turn)
-        heading = (
-            f"Conversation turns {first}-{last} ({self._name}, segment {self._segment}) were "
-            "compacted into this summary. Each pointer is the id of a full record in the "
-            "record store."
-        )
         message = summary_message(
-            heading, summary, item_id=self.summary_id, origin=self.origin, published=latest
+            self.summary_heading,
+            summary,
+            item_id=self.summary_id,
+            origin=self.origin,
+            published=latest,
         )
         self._summary = summary
         self._summary_message = message

@@ -18,7 +18,7 @@ import json
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
-from hydrangea.areas._common import native_tokens
+from hydrangea.areas._common import message_tokens, native_tokens
 from hydrangea.areas.errors import AreaUsageError
 from hydrangea.asof.counting import ApproxTokenCounter, TokenCounter
 from hydrangea.asof.items import ContextItem, ItemKind
@@ -219,7 +219,7 @@ class ConversationArea:
             raise ContextStateError(f"{what} on a retired {type(self).__name__} ({self._name})")
 
     def _estimate(self, message: Message) -> int:
-        return self._counter.count(message.model_dump_json())
+        return message_tokens(message, self._counter)
 
     def _keep(self, message: Message, suffix: str, speaker: str) -> None:
         self._transcript.append(message)

@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from hydrangea.areas._common import message_tokens
 from hydrangea.areas.compaction import CompactionArea, summary_message
 from hydrangea.asof.counting import TokenCounter
 from hydrangea.asof.items import ContextItem, ItemKind, Provenance, Trust
@@ -81,10 +82,6 @@ class CarriedSummary:
         )
 
 
-def _tokens(message: Message, counter: TokenCounter) -> int:
-    return counter.count(message.model_dump_json())
-
-
 def carried_summary(segment: CompactionArea, counter: TokenCounter) -> CarriedSummary:
     """The summary a segment made at its checkpoint, ready to be carried in the region."""
     summary, message, published = (
@@ -94,24 +91,19 @@ def carried_summary(segment: CompactionArea, counter: TokenCounter) -> CarriedSu
     )
     if summary is None or message is None or published is None:
         raise ContextStateError(f"{segment!r} has no summary before its checkpoint")
-    first, last = segment.first_turn, max(segment.turn, segment.first_turn)
-    heading = (
-        f"Conversation turns {first}-{last} ({segment.name}, segment {segment.segment}) were "
-        "compacted into this summary. Each pointer is the id of a full record in the record "
-        "store."
-    )
+    first, last = segment.turn_span
     return CarriedSummary(
         summary=summary,
         message=message,
         item_id=segment.summary_id,
         origin=segment.origin,
-        heading=heading,
+        heading=segment.summary_heading,
         published=published,
         first_turn=first,
         last_turn=last,
         first_segment=segment.segment,
         last_segment=segment.segment,
-        tokens=_tokens(message, counter),
+        tokens=message_tokens(message, counter),
     )
 
 
@@ -142,9 +134,7 @@ def roll_up(
     published = max(part.published for part in parts)
     item_id = f"{name}/rollup-{number}"
     origin = f"{name}:rollup"
-    message = summary_message(
-        heading, summary, item_id=item_id, origin=origin, published=published
-    )
+    message = summary_message(heading, summary, item_id=item_id, origin=origin, published=published)
     return CarriedSummary(
         summary=summary,
         message=message,
@@ -156,7 +146,7 @@ def roll_up(
         last_turn=last.last_turn,
         first_segment=first.first_segment,
         last_segment=last.last_segment,
-        tokens=_tokens(message, counter),
+        tokens=message_tokens(message, counter),
         merged=merged,
     )
 

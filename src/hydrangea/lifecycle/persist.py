@@ -25,6 +25,7 @@ from hydrangea.lifecycle.history import (
     Segment,
     Snapshot,
 )
+from hydrangea.lifecycle.table import Entry
 from hydrangea.lifecycle.visibility import Phase
 from hydrangea.message import Message
 
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
     from hydrangea.lifecycle.records import Renderer
     from hydrangea.lifecycle.session import Lifecycle
 
-__all__ = ["FORMAT", "component_from_json", "component_to_json", "dump", "load"]
+__all__ = ["FORMAT", "component_from_json", "component_to_json", "dump", "dumps", "load", "loads"]
 
 FORMAT = "hydrangea.lifecycle"
 _VERSION = 1
@@ -154,21 +155,35 @@ def dump(lc: Lifecycle) -> dict[str, Any]:
             "committed": list(e.committed) if e.committed is not None else None,
             "component": component_to_json(e.component),
         }
-        for e in lc._entries.values()
+        for e in lc._table.entries.values()
     ]
     return {
         "format": FORMAT,
         "version": _VERSION,
         "context": json.loads(lc.context.to_json()),
         "episode": lc._episode,
-        "seq": lc._seq,
+        "seq": lc._table.seq,
         "components": components,
-        "committed_order": [e.key for e in lc._committed],
+        "committed_order": [e.key for e in lc._table.committed],
         "segments": interner.segment_docs,
         "natives": interner.native_docs,
         "snapshots": snapshots,
         "last": last,
     }
+
+
+def dumps(lc: Lifecycle) -> str:
+    """:func:`dump`'s document as compact JSON text."""
+    return json.dumps(dump(lc), ensure_ascii=False, separators=(",", ":"))
+
+
+def loads(text: str, attach: Callable[[Context], Renderer | Context] | None = None) -> Lifecycle:
+    """Rebuild a session from :func:`dumps`'s text; SerializationError if it is not one."""
+    try:
+        document: Any = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SerializationError(f"not a saved lifecycle session: invalid JSON ({exc})") from exc
+    return load(document, attach)
 
 
 def load(
@@ -196,14 +211,13 @@ def load(
 
 
 def _restore(lc: Lifecycle, doc: dict[str, Any]) -> None:
-    from hydrangea.lifecycle.session import _Entry
-
+    table = lc._table
     lc._episode = int(doc["episode"])
-    lc._seq = int(doc["seq"])
+    table.seq = int(doc["seq"])
     for data in doc["components"]:
         component = component_from_json(data["component"])
         committed = data.get("committed")
-        entry = _Entry(
+        entry = Entry(
             data["key"],
             bool(data["auto"]),
             int(data["seq"]),
@@ -212,10 +226,10 @@ def _restore(lc: Lifecycle, doc: dict[str, Any]) -> None:
             lc._convert(component.content),
             (int(committed[0]), int(committed[1])) if committed is not None else None,
         )
-        lc._entries[entry.key] = entry
+        table.entries[entry.key] = entry
         if committed is None:
-            lc._link(entry)
-    lc._committed = [lc._entries[key] for key in doc["committed_order"]]
+            table.link(entry)
+    table.committed = [table.entries[key] for key in doc["committed_order"]]
     segments: list[Segment] = []
     for seg in doc["segments"]:
         parent = None if seg["parent"] is None else segments[seg["parent"]]

@@ -14,47 +14,27 @@ session appends it again at the end of that render, so it is never lost.
 
 from __future__ import annotations
 
-import json
 import logging
 import secrets
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, assert_never
+from typing import Literal, assert_never
 
 from hydrangea.context.context import Context
 from hydrangea.context.native import NativeContent
-from hydrangea.errors import ContextStateError, SerializationError
-from hydrangea.lifecycle.component import AUTO_KEY_PREFIX, Component, Phase, Placement
-from hydrangea.lifecycle.errors import (
-    ComponentNotFoundError,
-    DuplicateKeyError,
-    InvalidComponentError,
-    InvalidTargetError,
-    PermanentComponentError,
-)
+from hydrangea.errors import ContextStateError
+from hydrangea.lifecycle.component import AUTO_KEY_PREFIX, Component, Placement
+from hydrangea.lifecycle.errors import InvalidComponentError, InvalidTargetError
 from hydrangea.lifecycle.history import HistoryLog, LifecycleRequest, OverlayItem, Snapshot
 from hydrangea.lifecycle.placement import before_newest
 from hydrangea.lifecycle.records import ComponentState, PlainRenderer, Renderer, SnapshotHistory
+from hydrangea.lifecycle.table import ComponentTable, Entry, check_mutable
 from hydrangea.lifecycle.visibility import next_change, visible_at
 from hydrangea.message import Message
 
 __all__ = ["Lifecycle"]
 
 _log = logging.getLogger(__name__)
-
-
-@dataclass(slots=True, eq=False)
-class _Entry:
-    key: str
-    auto: bool
-    seq: int
-    component: Component
-    start: int
-    natives: tuple[NativeContent, ...]
-    committed: tuple[int, int] | None = None
-    shown: dict[Phase, OverlayItem] = field(default_factory=dict)
-    """Overlay items already made for this entry, by phase (reset when it changes)."""
 
 
 class Lifecycle:
@@ -66,19 +46,15 @@ class Lifecycle:
     """
 
     __slots__ = (
-        "_committed",
-        "_entries",
         "_episode",
         "_last",
-        "_live",
         "_log",
-        "_pending",
         "_renderer",
         "_rendering",
         "_seals",
-        "_seq",
         "_session",
         "_snapshots",
+        "_table",
     )
 
     def __init__(self, target: Renderer | Context) -> None:
@@ -88,12 +64,8 @@ class Lifecycle:
                 f"a Lifecycle attaches to a CoopContext or a Context, got {type(target).__name__}"
             )
         self._log = HistoryLog(self._renderer.context[:])
-        self._entries: dict[str, _Entry] = {}
-        self._live: dict[str, _Entry] = {}
-        self._pending: dict[str, _Entry] = {}
-        self._committed: list[_Entry] = []
+        self._table = ComponentTable()
         self._episode = 0
-        self._seq = 0
         self._seals = 0
         self._session = secrets.token_hex(6)
         self._snapshots: dict[str, Snapshot] = {}
@@ -133,18 +105,18 @@ class Lifecycle:
         return SnapshotHistory(self._snapshots)
 
     def __contains__(self, key: object) -> bool:
-        return key in self._entries
+        return key in self._table.entries
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return len(self._table.entries)
 
     def keys(self) -> tuple[str, ...]:
         """Every component key, in insertion order."""
-        return tuple(self._entries)
+        return tuple(self._table.entries)
 
     def states(self) -> Iterator[ComponentState]:
         """Every component with its first episode, in insertion order."""
-        for entry in self._entries.values():
+        for entry in self._table.entries.values():
             yield ComponentState(entry.key, entry.component, entry.start, entry.committed)
 
     def get(self, key: str) -> Component:
@@ -152,28 +124,13 @@ class Lifecycle:
 
         Expired components are forgotten: their keys are free again.
         """
-        return self._entry(key).component
+        return self._table.get(key).component
 
     def get_by_tags(
         self, tags: Iterable[str], *, match: Literal["any", "all"] = "any"
     ) -> list[Component]:
         """Components carrying any (default) or all of ``tags``, in insertion order."""
-        wanted = frozenset([tags] if isinstance(tags, str) else tags)
-        if not wanted:
-            raise InvalidComponentError("get_by_tags needs at least one tag")
-        found: list[Component] = []
-        for entry in self._entries.values():
-            tags_of = entry.component.tags
-            match match:
-                case "any":
-                    hit = not wanted.isdisjoint(tags_of)
-                case "all":
-                    hit = wanted <= tags_of
-                case _:
-                    raise InvalidComponentError(f"match must be 'any' or 'all', got {match!r}")
-            if hit:
-                found.append(entry.component)
-        return found
+        return self._table.by_tags(tags, match)
 
     # -- changing ----------------------------------------------------------------------------
 
@@ -192,25 +149,7 @@ class Lifecycle:
                 f"keys starting with {AUTO_KEY_PREFIX!r} are assigned by the lifecycle: {key!r}"
             )
         natives = self._convert(component.content)
-        old = self._entries.get(key) if key is not None else None
-        if old is not None:
-            if not replace:
-                raise DuplicateKeyError(
-                    f"a component with key {key!r} exists; pass replace=True to replace it"
-                )
-            self._check_mutable(old, "replaced")
-            self._unlink(old)
-            seq = old.seq
-        else:
-            self._seq += 1
-            seq = self._seq
-        auto = key is None
-        if key is None:
-            key = f"{AUTO_KEY_PREFIX}{seq}"
-        entry = _Entry(key, auto, seq, component, self._episode, natives)
-        self._entries[key] = entry
-        self._link(entry)
-        return key
+        return self._table.put(component, natives, self._episode, replace=replace)
 
     def update(
         self,
@@ -225,9 +164,9 @@ class Lifecycle:
         The schedule is kept (``restart=False``) or starts afresh at the next render. The
         content of a permanent component already in the history cannot change.
         """
-        entry = self._entry(key)
+        entry = self._table.get(key)
         if content is not None or restart:
-            self._check_mutable(entry, "changed")
+            check_mutable(entry, "changed")
         updated = entry.component
         natives = entry.natives
         if content is not None:
@@ -248,11 +187,7 @@ class Lifecycle:
         A permanent component already appended to the history raises
         :class:`PermanentComponentError`: the history is append-only.
         """
-        entry = self._entry(key)
-        self._check_mutable(entry, "deleted")
-        self._unlink(entry)
-        del self._entries[key]
-        return entry.component
+        return self._table.remove(key).component
 
     # -- rendering ---------------------------------------------------------------------------
 
@@ -270,9 +205,9 @@ class Lifecycle:
             detached_from = self._log.sync(context)
             if detached_from is not None:
                 self._restore(context, detached_from)
-            for entry in list(self._pending.values()):
+            for entry in self._table.pending.values():
                 self._commit(context, entry)
-            self._pending.clear()
+            self._table.pending.clear()
             self._log.sync(context)
             request = self._overlay(self._episode)
             self._episode += 1
@@ -304,9 +239,9 @@ class Lifecycle:
 
     def to_json(self) -> str:
         """The session as JSON: items, components, episode and snapshots (areas excluded)."""
-        from hydrangea.lifecycle.persist import dump
+        from hydrangea.lifecycle.persist import dumps
 
-        return json.dumps(dump(self), ensure_ascii=False, separators=(",", ":"))
+        return dumps(self)
 
     @classmethod
     def from_json(
@@ -318,15 +253,9 @@ class Lifecycle:
         ``CoopContext``, to register areas again). New seals get a new session id, so their ids
         never collide with the saved ones, even when one file is loaded twice.
         """
-        from hydrangea.lifecycle.persist import load
+        from hydrangea.lifecycle.persist import loads
 
-        try:
-            document: Any = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise SerializationError(
-                f"not a saved lifecycle session: invalid JSON ({exc})"
-            ) from exc
-        return load(document, attach)
+        return loads(text, attach)
 
     def save(self, path: str | Path) -> None:
         """Write :meth:`to_json` to ``path`` (UTF-8)."""
@@ -341,12 +270,6 @@ class Lifecycle:
 
     # -- internals ---------------------------------------------------------------------------
 
-    def _entry(self, key: str) -> _Entry:
-        try:
-            return self._entries[key]
-        except KeyError:
-            raise ComponentNotFoundError(f"no component has the key {key!r}") from None
-
     def _convert(self, message: Message) -> tuple[NativeContent, ...]:
         adapter = self.context.adapter
         natives = adapter.from_message(message)
@@ -354,42 +277,21 @@ class Lifecycle:
             adapter.validate(item)
         return tuple(natives)
 
-    @staticmethod
-    def _check_mutable(entry: _Entry, what: str) -> None:
-        if entry.committed is not None:
-            raise PermanentComponentError(
-                f"permanent component {entry.key!r} is already in the history and cannot be "
-                f"{what}; the history is append-only"
-            )
-
-    def _link(self, entry: _Entry) -> None:
-        """Put ``entry`` in the live or pending table, keeping each in ``seq`` order."""
-        table = self._live if entry.component.ephemeral else self._pending
-        newest = next(reversed(table.values()), None)
-        table[entry.key] = entry
-        if newest is not None and newest.seq > entry.seq:  # a replacement: rare, so re-sort
-            ordered = sorted(table.values(), key=lambda e: e.seq)
-            table.clear()
-            table.update((e.key, e) for e in ordered)
-
-    def _unlink(self, entry: _Entry) -> None:
-        self._live.pop(entry.key, None)
-        self._pending.pop(entry.key, None)
-
-    def _commit(self, context: Context, entry: _Entry) -> None:
+    def _commit(self, context: Context, entry: Entry) -> None:
         begin = len(context)
         context.extend(entry.natives)
         entry.committed = (begin, len(context))
-        self._committed.append(entry)
+        self._table.committed.append(entry)
 
     def _restore(self, context: Context, detached_from: int) -> None:
-        lost: list[_Entry] = []
-        while self._committed:
-            last = self._committed[-1]
+        committed = self._table.committed
+        lost: list[Entry] = []
+        while committed:
+            last = committed[-1]
             assert last.committed is not None
             if last.committed[0] < detached_from:
                 break
-            lost.append(self._committed.pop())
+            lost.append(committed.pop())
         for entry in reversed(lost):
             _log.debug("re-appending permanent component %r after a collection", entry.key)
             self._commit(context, entry)
@@ -398,7 +300,7 @@ class Lifecycle:
         before: list[OverlayItem] = []
         after: list[OverlayItem] = []
         gone: list[str] = []
-        for entry in self._live.values():
+        for entry in self._table.live.values():
             offset = episode - entry.start
             phase = visible_at(entry.component, offset)
             if phase is None:
@@ -416,9 +318,7 @@ class Lifecycle:
                     after.append(item)
                 case _:
                     assert_never(placement)
-        for key in gone:
-            del self._live[key]
-            del self._entries[key]
+        self._table.expire(gone)
         history = self._log.flat
         anchor = before_newest(self.context.adapter, history)
         return LifecycleRequest(
