@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -329,14 +329,8 @@ def run_session(
 def _collected(
     facts: CompactionFacts, index: int, record: Any, tracker: _Tracker
 ) -> CompactionFacts:
-    return CompactionFacts(
-        checkpoint_turn=facts.checkpoint_turn,
-        segment=facts.segment,
-        tokens_at_checkpoint=facts.tokens_at_checkpoint,
-        threshold=facts.threshold,
-        summary=facts.summary,
-        summary_text=facts.summary_text,
-        records=facts.records,
+    return replace(
+        facts,
         collected_at_request=index,
         detached=record.detached,
         promoted=record.promoted,

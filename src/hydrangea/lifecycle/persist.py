@@ -18,7 +18,6 @@ from hydrangea.context.native import NativeContent
 from hydrangea.errors import HydrangeaError, SerializationError
 from hydrangea.lifecycle.component import Component, Placement, Stage
 from hydrangea.lifecycle.history import (
-    HistoryLog,
     HistoryView,
     LifecycleRequest,
     OverlayItem,
@@ -256,4 +255,3 @@ def _restore(lc: Lifecycle, doc: dict[str, Any]) -> None:
     for snap in doc["snapshots"]:
         lc._snapshots[snap["id"]] = Snapshot(snap["id"], str(snap["trigger"]), request(snap))
     lc._last = None if doc.get("last") is None else request(doc["last"])
-    lc._log = HistoryLog(lc.context[:])

@@ -10,6 +10,10 @@ output of the episode in which they first appear. They are not areas: an area wo
 block the collection of every area before it (while retained) or drag the model's replies after
 it into the reclaimed tail (once retired). If a collection detaches a permanent component, the
 session appends it again at the end of that render, so it is never lost.
+
+The bookkeeping of components by key and tags lives in :mod:`hydrangea.lifecycle.table`, saving
+and loading in :mod:`hydrangea.lifecycle.persist`; this module schedules episodes and seals
+snapshots.
 """
 
 from __future__ import annotations
@@ -120,7 +124,8 @@ class Lifecycle:
             yield ComponentState(entry.key, entry.component, entry.start, entry.committed)
 
     def get(self, key: str) -> Component:
-        """The component under ``key``; :class:`ComponentNotFoundError` if there is none.
+        """The component under ``key``; :class:`~hydrangea.lifecycle.ComponentNotFoundError` if
+        there is none.
 
         Expired components are forgotten: their keys are free again.
         """
@@ -138,8 +143,9 @@ class Lifecycle:
         """Add ``component``; it starts at the next render. Returns its key.
 
         A component without a key gets one starting with ``#``. A taken key raises
-        :class:`DuplicateKeyError` unless ``replace=True``: the new component then takes the
-        old one's place in the overlay order and its schedule starts afresh.
+        :class:`~hydrangea.lifecycle.DuplicateKeyError` unless ``replace=True``: the new
+        component then takes the old one's place in the overlay order and its schedule starts
+        afresh.
         """
         if not isinstance(component, Component):
             raise InvalidComponentError(f"expected a Component, got {type(component).__name__}")
@@ -185,7 +191,7 @@ class Lifecycle:
         """Remove the component under ``key`` and return it.
 
         A permanent component already appended to the history raises
-        :class:`PermanentComponentError`: the history is append-only.
+        :class:`~hydrangea.lifecycle.PermanentComponentError`: the history is append-only.
         """
         return self._table.remove(key).component
 

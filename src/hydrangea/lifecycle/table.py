@@ -1,0 +1,153 @@
+"""The component table of a lifecycle session: components by key and tags (private).
+
+:class:`ComponentTable` is the bookkeeping half of :class:`~hydrangea.lifecycle.Lifecycle`:
+which components exist under which keys, which ephemeral ones are live, which permanent ones
+wait for their first episode and which are already in the history. It knows nothing of the
+Context or of episodes; the session decides when entries are committed or expire.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from hydrangea.context.native import NativeContent
+from hydrangea.lifecycle.component import AUTO_KEY_PREFIX, Component, Phase
+from hydrangea.lifecycle.errors import (
+    ComponentNotFoundError,
+    DuplicateKeyError,
+    InvalidComponentError,
+    PermanentComponentError,
+)
+from hydrangea.lifecycle.history import OverlayItem
+
+__all__ = ["ComponentTable", "Entry", "check_mutable"]
+
+
+@dataclass(slots=True, eq=False)
+class Entry:
+    """One component in a session, with its schedule start and its converted items."""
+
+    key: str
+    auto: bool
+    seq: int
+    component: Component
+    start: int
+    natives: tuple[NativeContent, ...]
+    committed: tuple[int, int] | None = None
+    shown: dict[Phase, OverlayItem] = field(default_factory=dict)
+    """Overlay items already made for this entry, by phase (reset when it changes)."""
+
+
+class ComponentTable:
+    """Entries by key in insertion order, plus three views the session renders from.
+
+    ``live`` holds the ephemeral entries and ``pending`` the permanent ones not yet in the
+    history, each in ``seq`` order; ``committed`` lists the permanent entries in the order
+    their items were appended to the history.
+    """
+
+    __slots__ = ("committed", "entries", "live", "pending", "seq")
+
+    def __init__(self) -> None:
+        self.entries: dict[str, Entry] = {}
+        self.live: dict[str, Entry] = {}
+        self.pending: dict[str, Entry] = {}
+        self.committed: list[Entry] = []
+        self.seq = 0
+
+    def get(self, key: str) -> Entry:
+        """The entry under ``key``; :class:`ComponentNotFoundError` if there is none."""
+        try:
+            return self.entries[key]
+        except KeyError:
+            raise ComponentNotFoundError(f"no component has the key {key!r}") from None
+
+    def by_tags(self, tags: Iterable[str], match: Literal["any", "all"]) -> list[Component]:
+        """Components carrying any or all of ``tags``, in insertion order."""
+        wanted = frozenset([tags] if isinstance(tags, str) else tags)
+        if not wanted:
+            raise InvalidComponentError("get_by_tags needs at least one tag")
+        found: list[Component] = []
+        for entry in self.entries.values():
+            tags_of = entry.component.tags
+            match match:
+                case "any":
+                    hit = not wanted.isdisjoint(tags_of)
+                case "all":
+                    hit = wanted <= tags_of
+                case _:
+                    raise InvalidComponentError(f"match must be 'any' or 'all', got {match!r}")
+            if hit:
+                found.append(entry.component)
+        return found
+
+    def put(
+        self,
+        component: Component,
+        natives: tuple[NativeContent, ...],
+        start: int,
+        *,
+        replace: bool,
+    ) -> str:
+        """Add ``component`` (already converted to ``natives``) starting at episode ``start``;
+        return its key (see :meth:`Lifecycle.add <hydrangea.lifecycle.Lifecycle.add>`)."""
+        key = component.key
+        old = self.entries.get(key) if key is not None else None
+        if old is not None:
+            if not replace:
+                raise DuplicateKeyError(
+                    f"a component with key {key!r} exists; pass replace=True to replace it"
+                )
+            check_mutable(old, "replaced")
+            self.unlink(old)
+            seq = old.seq
+        else:
+            self.seq += 1
+            seq = self.seq
+        auto = key is None
+        if key is None:
+            key = f"{AUTO_KEY_PREFIX}{seq}"
+        entry = Entry(key, auto, seq, component, start, natives)
+        self.entries[key] = entry
+        self.link(entry)
+        return key
+
+    def remove(self, key: str) -> Entry:
+        """Remove the entry under ``key`` (not one already in the history) and return it."""
+        entry = self.get(key)
+        check_mutable(entry, "deleted")
+        self.unlink(entry)
+        del self.entries[key]
+        return entry
+
+    def expire(self, keys: Iterable[str]) -> None:
+        """Forget the live entries under ``keys``: they will never be visible again."""
+        for key in keys:
+            del self.live[key]
+            del self.entries[key]
+
+    def link(self, entry: Entry) -> None:
+        """Put ``entry`` in the live or pending table, keeping each in ``seq`` order."""
+        table = self.live if entry.component.ephemeral else self.pending
+        newest = next(reversed(table.values()), None)
+        table[entry.key] = entry
+        if newest is not None and newest.seq > entry.seq:  # a replacement: rare, so re-sort
+            ordered = sorted(table.values(), key=lambda e: e.seq)
+            table.clear()
+            table.update((e.key, e) for e in ordered)
+
+    def unlink(self, entry: Entry) -> None:
+        """Take ``entry`` out of the live and pending tables."""
+        self.live.pop(entry.key, None)
+        self.pending.pop(entry.key, None)
+
+
+def check_mutable(entry: Entry, what: str) -> None:
+    """:class:`PermanentComponentError` if ``entry`` is already in the history."""
+    if entry.committed is not None:
+        raise PermanentComponentError(
+            f"permanent component {entry.key!r} is already in the history and cannot be "
+            f"{what}; the history is append-only"
+        )
