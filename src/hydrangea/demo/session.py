@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -360,7 +359,3 @@ def _retrieval_facts(
         rejections=rejections,
     )
 
-
-def request_json(facts: RequestFacts) -> str:
-    """The request body as compact JSON (for display)."""
-    return json.dumps(facts.body, ensure_ascii=False, separators=(",", ":"))
