@@ -201,3 +201,22 @@ def test_request_defaults_to_the_whole_context_and_takes_an_overlay() -> None:
     overlay = [*context, _user("overlay")]
     assert context.request(overlay) == {"messages": overlay}
     assert len(context) == 2
+
+
+def test_detached_from_reports_the_lowest_start_since_a_count() -> None:
+    context = Context(GatewayType.openai, [_user(str(i)) for i in range(6)])
+    assert context.detaches == 0
+    assert context.detached_from(0) is None
+    context.detach_tail(6)  # detaches nothing: not counted
+    assert context.detaches == 0
+    context.detach_tail(4)
+    context.extend([_user("a"), _user("b")])
+    context.detach_tail(2)
+    context.extend([_user("c"), _user("d"), _user("e")])
+    context.detach_tail(3)
+    assert context.detaches == 3
+    assert len(context) == 3
+    assert context.detached_from(0) == 2
+    assert context.detached_from(1) == 2
+    assert context.detached_from(2) == 3
+    assert context.detached_from(3) is None

@@ -33,7 +33,7 @@ def test_views_are_exact_after_any_appends_and_detaches(plan: list[tuple[str, in
                 counter += 1
                 context.emplace_message(Message(role=Role.user, content=f"m{counter}"))
         detached = log.sync(context)
-        assert [m["content"] for m in log.flat] == [m["content"] for m in context]
+        assert [m["content"] for m in log.view().items()] == [m["content"] for m in context]
         if detached is not None:
             assert detached <= len(context)
         if op == "view":

@@ -38,13 +38,13 @@ class Context(Sequence[NativeContent]):
     in place would change the cached prefix and every snapshot that shares it.
     """
 
-    __slots__ = ("_adapter", "_detaches", "_gateway", "_items")
+    __slots__ = ("_adapter", "_detach_starts", "_gateway", "_items")
 
     def __init__(self, gateway: GatewayType, items: Iterable[NativeContent] = ()) -> None:
         self._gateway = GatewayType(gateway)
         self._adapter = adapter_for(self._gateway)
         self._items: list[NativeContent] = []
-        self._detaches = 0
+        self._detach_starts: list[int] = []
         self.extend(items)
 
     # -- reading -----------------------------------------------------------------------------
@@ -79,7 +79,21 @@ class Context(Sequence[NativeContent]):
         return ContextView(self._items, start, stop, self._detach_count)
 
     def _detach_count(self) -> int:
-        return self._detaches
+        return len(self._detach_starts)
+
+    @property
+    def detaches(self) -> int:
+        """How many times items were detached from the tail (detaches of nothing not counted)."""
+        return len(self._detach_starts)
+
+    def detached_from(self, since: int) -> int | None:
+        """The lowest index detached after the first ``since`` detaches, or ``None`` if none was.
+
+        Lets an observer that remembered :attr:`detaches` learn, in O(detaches since), from where
+        the items it had seen may have changed; everything before that index is untouched.
+        """
+        later = self._detach_starts[since:]
+        return min(later) if later else None
 
     def __repr__(self) -> str:
         return f"Context({self._gateway.value!r}, {len(self._items)} items)"
@@ -121,8 +135,9 @@ class Context(Sequence[NativeContent]):
         if not 0 <= start <= len(self._items):
             raise IndexError(f"detach start {start} is outside 0..{len(self._items)}")
         detached = tuple(self._items[start:])
-        del self._items[start:]
-        self._detaches += 1
+        if detached:
+            del self._items[start:]
+            self._detach_starts.append(start)
         _log.debug("detached %d items from index %d", len(detached), start)
         return detached
 

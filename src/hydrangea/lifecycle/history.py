@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hydrangea.context.adapter import Adapter
+from hydrangea.context.context import Context
 from hydrangea.context.native import NativeContent
 from hydrangea.lifecycle.visibility import Phase
 
@@ -55,11 +56,13 @@ class HistoryView:
 class HistoryLog:
     """Keeps a segment chain in step with a Context that only grows or loses a tail."""
 
-    __slots__ = ("_flat", "_segment")
+    __slots__ = ("_length", "_seen", "_segment")
 
-    def __init__(self, items: Sequence[NativeContent] = ()) -> None:
+    def __init__(self, items: Sequence[NativeContent] = (), *, detaches: int = 0) -> None:
+        """Start from ``items``, the Context's items after its first ``detaches`` detaches."""
         self._segment = Segment(None, 0, list(items))
-        self._flat: list[NativeContent] = list(items)
+        self._length = len(items)
+        self._seen = detaches
 
     @property
     def segment(self) -> Segment:
@@ -67,45 +70,27 @@ class HistoryLog:
         return self._segment
 
     def __len__(self) -> int:
-        return len(self._flat)
-
-    def __getitem__(self, index: int) -> NativeContent:
-        return self._flat[index]
-
-    @property
-    def flat(self) -> Sequence[NativeContent]:
-        """The current history (the same objects the Context holds); do not mutate."""
-        return self._flat
+        return self._length
 
     def view(self) -> HistoryView:
         """An O(1) view of the current history that stays exact from now on."""
-        return HistoryView(self._segment, len(self._flat))
+        return HistoryView(self._segment, self._length)
 
-    def sync(self, context: Sequence[NativeContent]) -> int | None:
+    def sync(self, context: Context) -> int | None:
         """Catch up with ``context``; return the index a detach started from, or ``None``.
 
-        Items are compared by identity: the Context copies every item it takes in, so an
-        item detached and appended again is a new object. Cost: O(log n) to find a detach
-        point, plus O(new items).
+        The Context records where each detach started (:meth:`Context.detached_from`), so this
+        costs O(detaches since the last sync + new items), never O(history).
         """
-        old = len(self._flat)
-        size = len(context)
-        if old and (size < old or context[old - 1] is not self._flat[old - 1]):
-            low, high = 0, min(old, size)  # first index whose object differs
-            while low < high:
-                mid = (low + high) // 2
-                if context[mid] is self._flat[mid]:
-                    low = mid + 1
-                else:
-                    high = mid
-            detached_from: int | None = low
-            del self._flat[low:]
-            self._segment = Segment(self._segment, low)
-        else:
-            detached_from = None
-        fresh = list(context[len(self._flat) : size])
-        self._flat.extend(fresh)
-        self._segment.items.extend(fresh)
+        start = context.detached_from(self._seen)
+        self._seen = context.detaches
+        detached_from: int | None = None
+        if start is not None and start < self._length:
+            detached_from = start
+            self._segment = Segment(self._segment, start)
+            self._length = start
+        self._segment.items.extend(context[self._length :])
+        self._length = len(context)
         return detached_from
 
 

@@ -67,7 +67,9 @@ class Lifecycle:
             raise InvalidTargetError(
                 f"a Lifecycle attaches to a CoopContext or a Context, got {type(target).__name__}"
             )
-        self._log = HistoryLog(self._renderer.context[:])
+        self._log = HistoryLog(
+            self._renderer.context[:], detaches=self._renderer.context.detaches
+        )
         self._table = ComponentTable()
         self._episode = 0
         self._seals = 0
@@ -325,8 +327,7 @@ class Lifecycle:
                 case _:
                     assert_never(placement)
         self._table.expire(gone)
-        history = self._log.flat
-        anchor = before_newest(self.context.adapter, history)
+        anchor = before_newest(self.context.adapter, self.context)
         return LifecycleRequest(
             episode, self._log.view(), anchor, tuple(before), tuple(after), self.context.adapter
         )
