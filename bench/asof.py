@@ -111,34 +111,30 @@ def _sentence(rng: random.Random, length: int) -> str:
     return (text + ". " + "x" * length)[: length - 1] + "."
 
 
-def _hydrangea_items(specs: list[dict[str, Any]]) -> list[Any]:
-    from hydrangea.asof import ContextItem, ItemKind
-
+def _items(specs: list[dict[str, Any]], item_type: Any, kind_type: Any) -> list[Any]:
+    """The items of ``specs`` built with either library's ContextItem (they share this API)."""
     items = []
     for s in specs:
         if s["trusted"]:
-            items.append(ContextItem.harness(ItemKind(s["kind"]), s["content"], item_id=s["id"],
-                                             priority=s["priority"]))
+            items.append(item_type.harness(kind_type(s["kind"]), s["content"], item_id=s["id"],
+                                           priority=s["priority"]))
         else:
-            items.append(ContextItem.outside(
-                ItemKind(s["kind"]), s["content"], item_id=s["id"],
+            items.append(item_type.outside(
+                kind_type(s["kind"]), s["content"], item_id=s["id"],
                 published_at=s["published_at"], origin=s["origin"], priority=s["priority"]))
     return items
+
+
+def _hydrangea_items(specs: list[dict[str, Any]]) -> list[Any]:
+    from hydrangea.asof import ContextItem, ItemKind
+
+    return _items(specs, ContextItem, ItemKind)
 
 
 def _keelgate_items(specs: list[dict[str, Any]]) -> list[Any]:
     from keelgate.context import ContextItem, ItemKind
 
-    items = []
-    for s in specs:
-        if s["trusted"]:
-            items.append(ContextItem.harness(ItemKind(s["kind"]), s["content"], item_id=s["id"],
-                                             priority=s["priority"]))
-        else:
-            items.append(ContextItem.outside(
-                ItemKind(s["kind"]), s["content"], item_id=s["id"],
-                published_at=s["published_at"], origin=s["origin"], priority=s["priority"]))
-    return items
+    return _items(specs, ContextItem, ItemKind)
 
 
 def run_hydrangea(items: list[Any], budget: int) -> dict[str, Any]:
