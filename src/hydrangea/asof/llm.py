@@ -26,9 +26,9 @@ from typing import Any, TypeAlias, assert_never
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from hydrangea.asof.errors import ContextError
 from hydrangea.asof.items import ContextItem
 from hydrangea.asof.summary import ExtractiveSummarizer, StructuredSummary, Summarizer
+from hydrangea.errors import ModelReplyError
 from hydrangea.message import Message, Role
 
 __all__ = [
@@ -60,10 +60,6 @@ SYSTEM_PROMPT = (
 
 _FENCED = re.compile(r"\A```(?:json)?[ \t]*\n(.*)\n```\Z", re.DOTALL)
 
-
-class ModelReplyError(ContextError, ValueError):
-    """A model reply that is not a valid summary. :class:`LLMSummarizer` catches it, logs a
-    warning and falls back; it reaches callers only of :func:`parse_reply` and the adapters."""
 
 
 class _Reply(BaseModel):

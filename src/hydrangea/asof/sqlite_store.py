@@ -26,8 +26,9 @@ from types import TracebackType
 
 from pydantic import ValidationError
 
-from hydrangea.asof.errors import ContextError, DuplicateItemError, RecordNotFoundError
+from hydrangea.asof.errors import DuplicateItemError, RecordNotFoundError
 from hydrangea.asof.items import ContextItem
+from hydrangea.errors import RecordStoreError
 
 __all__ = ["RecordStoreError", "SqliteRecordStore"]
 
@@ -39,9 +40,6 @@ CREATE TABLE IF NOT EXISTS records (
 )
 """
 
-
-class RecordStoreError(ContextError):
-    """The record database cannot be opened, read or written, or holds an unreadable record."""
 
 
 class SqliteRecordStore:

