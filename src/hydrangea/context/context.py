@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, overload
 
 from hydrangea.context.adapter import Adapter
+from hydrangea.context.caching import AnthropicCaching, cached_anthropic_kwargs
 from hydrangea.context.native import NativeContent, copy_json
 from hydrangea.context.registry import adapter_for
 from hydrangea.context.view import ContextView
@@ -143,11 +144,21 @@ class Context(Sequence[NativeContent]):
 
     # -- requests ----------------------------------------------------------------------------
 
-    def request(self, items: Sequence[NativeContent] | None = None) -> dict[str, Any]:
+    def request(
+        self,
+        items: Sequence[NativeContent] | None = None,
+        *,
+        caching: AnthropicCaching | None = None,
+    ) -> dict[str, Any]:
         """Keyword arguments for the gateway's SDK call (without ``model``).
 
         ``items`` defaults to the whole Context; lifecycles pass the history plus their overlay.
+        On Anthropic, the request for the whole Context carries cache breakpoints (see
+        :mod:`hydrangea.context.caching`; ``caching`` sets them or opts out); for other
+        ``items`` the stable part is unknown and none are placed.
         """
+        if items is None and self._gateway is GatewayType.anthropic:
+            return cached_anthropic_kwargs(self._adapter, self._items, caching=caching)
         return self._adapter.build_request(self._items if items is None else items)
 
     # -- persistence -------------------------------------------------------------------------
