@@ -116,7 +116,8 @@ class UsageLog:
     def cache_reuse(self) -> float:
         """Share of all recorded input read from the cache."""
         totals = self.totals()
-        return totals["cache_read_tokens"] / totals["input_tokens"] if totals["input_tokens"] else 0.0
+        read, total = totals["cache_read_tokens"], totals["input_tokens"]
+        return read / total if total else 0.0
 
 
 def _as_mapping(output: object) -> Mapping[str, Any] | None:

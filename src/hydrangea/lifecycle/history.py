@@ -124,7 +124,7 @@ class LifecycleRequest:
     earlier_stable: tuple[int, ...] = ()
     """:attr:`stable` of the previous requests, newest first, while their items are unchanged."""
     caching: AnthropicCaching | None = None
-    """Anthropic breakpoint settings (``None``: the defaults; see :mod:`hydrangea.context.caching`)."""
+    """Anthropic breakpoint settings (``None``: the defaults; :mod:`hydrangea.context.caching`)."""
 
     @property
     def stable(self) -> int:
