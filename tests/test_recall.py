@@ -7,6 +7,7 @@ through the handler's answers, breadth first, and looks for each planted fact in
 from __future__ import annotations
 
 import re
+
 import pytest
 
 from hydrangea.areas import (
