@@ -20,7 +20,7 @@ from hydrangea.areas.compaction import CompactionArea
 from hydrangea.areas.conversation import ConversationArea, message_record_text
 from hydrangea.areas.errors import AreaUsageError, ToolError
 from hydrangea.areas.notice import OneShotNoticeArea
-from hydrangea.areas.recall import RECALL_TOOL_NAME, RecallTool, recall_tool
+from hydrangea.areas.recall import RECALL_TOOL_NAME, HeadlineSummarizer, RecallTool, recall_tool
 from hydrangea.areas.rollup import CarriedSummary, SummaryRegionArea
 from hydrangea.areas.tool_loop import Tool, ToolLoopArea, ToolRun
 
@@ -32,6 +32,7 @@ __all__ = [
     "CompactingConversation",
     "CompactionArea",
     "ConversationArea",
+    "HeadlineSummarizer",
     "OneShotNoticeArea",
     "RecallTool",
     "SummaryRegionArea",
