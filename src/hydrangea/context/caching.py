@@ -27,7 +27,7 @@ never changed: marked blocks (and the lists and messages holding them) are shall
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, get_args
 
@@ -263,7 +263,7 @@ def cache_anthropic_request(
     stable_end = _section_end(blocks, stable)
     if not caching.enabled:
         return dict(kwargs), BreakpointPlan(kept, (), stable_end, None)
-    prefix = _prefix_tokens(blocks, stable_end, caching.count)
+    prefix = _prefix_tokens(blocks, stable_end, caching.count, caching.minimum)
     chosen = set(kept)
     placed: list[int] = []
 
@@ -295,9 +295,13 @@ def cache_anthropic_request(
     if len(targets) > 1:
         add(bridge(targets[1]), check_minimum=True)
     plan = BreakpointPlan(kept, tuple(sorted(placed)), stable_end, anchor)
-    out = _apply(kwargs, blocks, plan.placed, caching.marker)
-    _check_ttl_order(_blocks(out))
-    return out, plan
+    markers: dict[int, object] = {}
+    for n in kept:
+        value = blocks[n].value
+        markers[n] = value.get("cache_control") if isinstance(value, dict) else None
+    markers.update((n, caching.marker) for n in plan.placed)
+    _check_ttl_order([markers[n] for n in sorted(markers)], sorted(markers))
+    return _apply(kwargs, blocks, plan.placed, caching.marker), plan
 
 
 def _section_end(blocks: list[_Block], messages: int) -> int:
@@ -311,12 +315,15 @@ def _section_end(blocks: list[_Block], messages: int) -> int:
 
 
 def _prefix_tokens(
-    blocks: list[_Block], end: int, count: Callable[[str], int]
+    blocks: list[_Block], end: int, count: Callable[[str], int], enough: int
 ) -> list[int]:
+    """Estimated tokens up to each block; counting stops once ``enough`` is reached (later
+    prefixes are only longer), so a long conversation costs O(blocks up to the minimum)."""
     total = 0
     out: list[int] = []
     for block in blocks[:end]:
-        total += count(json.dumps(block.value, ensure_ascii=False, separators=(",", ":")))
+        if total < enough:
+            total += count(json.dumps(block.value, ensure_ascii=False, separators=(",", ":")))
         out.append(total)
     return out
 
@@ -362,17 +369,16 @@ def _apply(
 _TTL_ORDER = {"1h": 1, "5m": 0}
 
 
-def _check_ttl_order(blocks: list[_Block]) -> None:
+def _check_ttl_order(markers: Sequence[object], positions: Sequence[int]) -> None:
     """A longer-lived breakpoint may not follow a shorter-lived one (the API refuses it)."""
     shortest = 1
-    for n, block in enumerate(blocks):
-        marker = block.value.get("cache_control") if isinstance(block.value, dict) else None
+    for position, marker in zip(positions, markers, strict=True):
         if not isinstance(marker, dict):
             continue
         rank = _TTL_ORDER.get(str(marker.get("ttl", "5m")), 0)
         if rank > shortest:
             raise CachingError(
-                f"block {n} has a 1h cache breakpoint after a 5m one; Anthropic requires "
+                f"block {position} has a 1h cache breakpoint after a 5m one; Anthropic requires "
                 "longer-lived breakpoints first (set ttl to match the caller's markers)"
             )
         shortest = min(shortest, rank)
@@ -394,13 +400,16 @@ def cached_anthropic_kwargs(
     stable_items: int | None = None,
     earlier_items: Sequence[int] = (),
     caching: AnthropicCaching | None = None,
+    boundaries: MutableMapping[int, int] | None = None,
 ) -> dict[str, Any]:
     """Build the request for ``items`` and place its breakpoints.
 
     ``stable_items`` is how many leading items are the stable history (``None``: all);
     ``earlier_items`` the same count for the previous requests of the session, newest first
     (see :func:`cache_anthropic_request`). Each boundary is found by building the request of
-    the items before it and taking the messages it shares with the full request.
+    the items before it and taking the messages it shares with the full request; pass a
+    ``boundaries`` mapping (item count to message count, kept while those items do not change)
+    to build each boundary once per session.
     """
     kwargs = adapter.build_request(items)
     caching = caching or AnthropicCaching()
@@ -415,12 +424,16 @@ def cached_anthropic_kwargs(
     def shared(boundary: int) -> int:
         if boundary >= total:
             return len(messages)
+        if boundaries is not None and boundary in boundaries:
+            return min(boundaries[boundary], len(messages))
         prefix = adapter.build_request(items[:boundary]).get("messages") or []
         count = 0
         for before, now in zip(prefix, messages, strict=False):
             if before != now:
                 break
             count += 1
+        if boundaries is not None:
+            boundaries[boundary] = count
         return count
 
     stable_messages = shared(stable)

@@ -125,6 +125,8 @@ class LifecycleRequest:
     """:attr:`stable` of the previous requests, newest first, while their items are unchanged."""
     caching: AnthropicCaching | None = None
     """Anthropic breakpoint settings (``None``: the defaults; :mod:`hydrangea.context.caching`)."""
+    boundaries: dict[int, int] | None = None
+    """The session's memo of where item boundaries fall in the built messages (shared)."""
 
     @property
     def stable(self) -> int:
@@ -169,6 +171,7 @@ class LifecycleRequest:
             return cached_anthropic_kwargs(
                 self.adapter, self.items, stable_items=self.stable,
                 earlier_items=self.earlier_stable, caching=self.caching,
+                boundaries=self.boundaries,
             )
         return self.adapter.build_request(self.items)
 

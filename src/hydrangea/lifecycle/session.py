@@ -54,6 +54,7 @@ class Lifecycle:
     """
 
     __slots__ = (
+        "_boundaries",
         "_caching",
         "_earlier",
         "_episode",
@@ -87,6 +88,7 @@ class Lifecycle:
         self._rendering = False
         self._caching = caching
         self._earlier: tuple[int, ...] = ()
+        self._boundaries: dict[int, int] = {}
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -223,6 +225,9 @@ class Lifecycle:
             detached_from = self._log.sync(context)
             if detached_from is not None:
                 self._earlier = tuple(n for n in self._earlier if n <= detached_from)
+                self._boundaries = {
+                    n: m for n, m in self._boundaries.items() if n <= detached_from
+                }
                 self._restore(context, detached_from)
             for entry in self._table.pending.values():
                 self._commit(context, entry)
@@ -342,5 +347,5 @@ class Lifecycle:
         anchor = before_newest(self.context.adapter, self.context)
         return LifecycleRequest(
             episode, self._log.view(), anchor, tuple(before), tuple(after), self.context.adapter,
-            self._earlier, self._caching,
+            self._earlier, self._caching, self._boundaries,
         )
