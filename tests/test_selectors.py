@@ -115,3 +115,10 @@ def test_a_reminder_before_the_newest_turn_is_its_first_attachment() -> None:
     content = older["content"]
     first = content[0] if isinstance(content, list) else content
     assert select(request, "d2, 0, 0") == first
+
+
+def test_get_by_key_is_egregores_name_for_get() -> None:
+    lifecycle = Lifecycle(Context(GatewayType.openai))
+    component = Component("note", ttl=1, key="k")
+    lifecycle.add(component)
+    assert lifecycle.get_by_key("k") is lifecycle.get("k") is component
