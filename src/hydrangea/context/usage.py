@@ -2,7 +2,7 @@
 
 :func:`usage_of` reads the usage of one response (raw dict or official SDK object) into one
 shape, :class:`Usage`; :class:`UsageLog` keeps one record per pushed response.
-:meth:`Context.push_back <hydrangea.context.Context.push_back>` records into its
+:meth:`~hydrangea.context.Context.push_back` records into its
 :attr:`~hydrangea.context.Context.usage` log, because the adapters keep only the model's items.
 
 Field names, per provider (as documented and as recorded from the live APIs):
@@ -150,7 +150,7 @@ def _details(block: Mapping[str, Any], name: str) -> Mapping[str, Any]:
 def usage_of(gateway: GatewayType, output: object) -> Usage | None:
     """The usage ``output`` reports, or ``None`` when it carries none (a bare item, a list).
 
-    ``output`` is what :meth:`Context.push_back <hydrangea.context.Context.push_back>` takes:
+    ``output`` is what :meth:`~hydrangea.context.Context.push_back` takes:
     a raw response dict or an official SDK response object.
     """
     body = _as_mapping(output)
