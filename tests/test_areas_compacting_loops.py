@@ -123,7 +123,7 @@ def test_the_reply_after_a_checkpoint_is_pushed_byte_for_byte_after_the_summary(
 
 
 def test_a_queued_user_turn_is_not_a_safe_point() -> None:
-    context, coop, conversation = _conversation(in_loops=True, threshold=1)
+    _, coop, conversation = _conversation(in_loops=True, threshold=1)
     conversation.user("Task.")
     coop.render()
     conversation.user("One more thing before you go on.")  # queued, not rendered yet
