@@ -40,7 +40,9 @@ follows the summary. Everything before the segment is untouched, as at any check
 It needs a rollup (``rollup_tokens``): the summary region renders in that render, ahead of the
 reply, so the reply lies inside the reclaimable tail of the next checkpoint. A promoted summary
 belongs to no area, and a reply pushed right after it would be left behind, cut off from its
-results, by the next collection.
+results, by the next collection. It is for a harness that runs the tools itself and queues their
+results as user turns; a :class:`~hydrangea.areas.ToolLoopArea` anchored to the segment would
+retire with it in the middle of its loop.
 """
 
 from __future__ import annotations
