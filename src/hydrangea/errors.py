@@ -51,6 +51,7 @@ The tree::
         ├── SessionNotFoundError (KeyError)      no session under that id
         ├── SessionConflictError                 the session changed since it was loaded
         ├── StoreUnavailableError (ConnectionError)  the server cannot be reached
+        ├── StorePermissionError (PermissionError)   the store refuses to write (read-only)
         ├── RecordStoreError (also ContextError) a record database that fails
         └── SchemaVersionError                   the store's schema is not one this version reads
 """
@@ -94,6 +95,7 @@ __all__ = [
     "SessionConflictError",
     "SessionNotFoundError",
     "StoreError",
+    "StorePermissionError",
     "StoreUnavailableError",
     "StreamEventError",
     "SummarizerMismatchError",
@@ -330,6 +332,10 @@ class SessionConflictError(StoreError):
 
 class StoreUnavailableError(StoreError, ConnectionError):
     """The store's server cannot be reached, or the connection dropped; nothing was written."""
+
+
+class StorePermissionError(StoreError, PermissionError):
+    """The store refuses to write: a read-only role, transaction or file. Nothing was written."""
 
 
 class RecordStoreError(StoreError, ContextError):
