@@ -22,8 +22,7 @@ from hydrangea.errors import (
 )
 from hydrangea.stores import PostgresSessionStore, SqliteSessionStore, open_store
 from hydrangea.stores import sql as store_sql
-from tests.support.pg_fixtures import schema_dsn
-from tests.support.pgserver import PostgresServer
+from tests.support.pgserver import PostgresServer, schema_dsn
 from tests.support.store_sessions import GATEWAY, observed, turn
 
 

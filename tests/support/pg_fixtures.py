@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.support.pgserver import PostgresServer
+from tests.support.pgserver import PostgresServer, schema_dsn
 
 _schemas = itertools.count(1)
 
@@ -31,12 +31,6 @@ def postgres_server() -> Iterator[PostgresServer]:
         yield server
     finally:
         server.stop()
-
-
-def schema_dsn(server: PostgresServer, name: str) -> str:
-    """A URL for the superuser with ``search_path`` set to the (new) schema ``name``."""
-    server.psql(f"CREATE SCHEMA {name}")
-    return f"{server.dsn}&options=-csearch_path%3D{name}"
 
 
 @pytest.fixture

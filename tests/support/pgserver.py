@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["PostgresServer", "binaries"]
+__all__ = ["PostgresServer", "binaries", "schema_dsn"]
 
 
 def binaries() -> Path:
@@ -108,3 +108,9 @@ class PostgresServer:
             )
             self.started = False
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+def schema_dsn(server: PostgresServer, name: str) -> str:
+    """A URL for the superuser with ``search_path`` set to the (new) schema ``name``."""
+    server.psql(f"CREATE SCHEMA {name}")
+    return f"{server.dsn}&options=-csearch_path%3D{name}"
