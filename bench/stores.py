@@ -243,7 +243,7 @@ def throughput(kind: str, where: str) -> list[dict[str, Any]]:
 
 def main() -> int:
     """Run every measurement and write the results file."""
-        from tests.support.pgserver import PostgresServer, schema_dsn
+    from tests.support.pgserver import PostgresServer, schema_dsn
 
     server = PostgresServer().start()
     folder = Path(tempfile.mkdtemp(prefix="bench-stores-"))
