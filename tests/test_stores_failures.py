@@ -236,7 +236,7 @@ def _pg_exec(dsn: str, statement: str) -> None:
     import psycopg
 
     with psycopg.connect(dsn, autocommit=True) as conn:
-        conn.execute(statement)  # type: ignore[arg-type]
+        conn.execute(statement.encode())
 
 
 def _pg_apply(dsn: str, ops: store_sql.Ops) -> None:
@@ -244,7 +244,7 @@ def _pg_apply(dsn: str, ops: store_sql.Ops) -> None:
 
     with psycopg.connect(dsn, autocommit=True) as conn:
         for step in ops:
-            conn.execute(step.sql, tuple(step.params) or None)  # type: ignore[arg-type]
+            conn.execute(step.sql.encode(), tuple(step.params) or None)
 
 
 def _pg_version(dsn: str) -> int:

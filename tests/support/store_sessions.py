@@ -48,8 +48,8 @@ class Say:
         self.queue = []
         return out
 
-    def promote(self) -> list[Message]:
-        return [Message(role=Role.user, content=f"[{self.name}] summary")]
+    def promote(self) -> tuple[Message, ...]:
+        return (Message(role=Role.user, content=f"[{self.name}] summary"),)
 
     def gc_prologue(self) -> None:
         return None
@@ -125,5 +125,6 @@ def observed(value: Context | CoopContext | Lifecycle) -> Any:
 def areas_of(coop: CoopContext) -> list[Say]:
     """The ``Say`` areas in the ring and pending, in registration order."""
     snap = coop.snapshot()
-    found = [a.area for a in snap.areas] + list(snap.pending)
+    found: list[object] = [a.area for a in snap.areas]
+    found.extend(snap.pending)
     return [a for a in found if isinstance(a, Say)]

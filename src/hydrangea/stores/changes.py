@@ -15,53 +15,50 @@ Every store keeps a session in the same rows, whatever its engine:
 
 So the cost of a save is O(new items + new snapshots + components), never O(history).
 :func:`changes_since` computes them from a session and the :class:`Marks` of what the store
-holds; :func:`assemble` rebuilds a session from the rows.
+holds; :func:`hydrangea.stores.loading.assemble` rebuilds a session from the rows.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import islice
-from typing import Any, TypeAlias, TypeVar
+from typing import Any, TypeAlias
 
 from hydrangea.context.context import Context
-from hydrangea.context.native import NativeContent
 from hydrangea.coop.coop_context import CoopContext
-from hydrangea.coop.state import CoopState, coop_state, restore_coop_state
-from hydrangea.errors import HydrangeaError, InvalidItemError, SerializationError, StoreError
-from hydrangea.gateway import GatewayType
+from hydrangea.coop.state import coop_state
+from hydrangea.errors import StoreError
 from hydrangea.lifecycle import persist
 from hydrangea.lifecycle.history import LifecycleRequest, OverlayItem, Segment
 from hydrangea.lifecycle.records import Renderer
 from hydrangea.lifecycle.session import Lifecycle
 
 __all__ = [
+    "KINDS",
     "Attach",
     "Changes",
     "Marks",
-    "Rows",
+    "SegmentMark",
     "SessionValue",
-    "assemble",
     "changes_since",
+    "coop_of",
     "kind_of",
 ]
 
 SessionValue: TypeAlias = Context | CoopContext | Lifecycle
 """What a store saves under a session id."""
 
-S = TypeVar("S", bound=SessionValue)
-
 Attach: TypeAlias = Callable[[Context], Renderer | Context]
 """Builds what a loaded session attaches to (a CoopContext with its areas registered again)."""
 
-_KINDS: dict[type[Any], str] = {Context: "context", CoopContext: "coop", Lifecycle: "lifecycle"}
+KINDS: dict[type[Any], str] = {Context: "context", CoopContext: "coop", Lifecycle: "lifecycle"}
 
 
 def kind_of(value: object) -> str:
     """``"context"``, ``"coop"`` or ``"lifecycle"``; StoreError for anything else."""
-    for cls, name in _KINDS.items():
+    for cls, name in KINDS.items():
         if isinstance(value, cls):
             return name
     raise StoreError(
@@ -74,7 +71,9 @@ def _dump(value: object) -> str:
 
 
 @dataclass(slots=True)
-class _SegmentMark:
+class SegmentMark:
+    """One stored segment of a lifecycle's history: its number and how many items are stored."""
+
     number: int
     stored: int
     segment: Segment  # held so that id(segment) stays this segment's
@@ -87,7 +86,7 @@ class Marks:
     length: int = 0
     detaches: int = 0
     snapshots: int = 0
-    segments: dict[int, _SegmentMark] = field(default_factory=dict)
+    segments: dict[int, SegmentMark] = field(default_factory=dict)
     next_segment: int = 0
     last: LifecycleRequest | None = None
     last_doc: dict[str, Any] | None = None
@@ -130,7 +129,8 @@ def _lifecycle_of(value: SessionValue) -> Lifecycle | None:
     return value if isinstance(value, Lifecycle) else None
 
 
-def _coop_of(value: SessionValue) -> CoopContext | None:
+def coop_of(value: SessionValue) -> CoopContext | None:
+    """The CoopContext of a session, if it has one."""
     if isinstance(value, CoopContext):
         return value
     if isinstance(value, Lifecycle) and isinstance(value.renderer, CoopContext):
@@ -170,7 +170,7 @@ def changes_since(value: SessionValue, marks: Marks | None) -> Changes:
             ordinal += 1
         new.snapshots = len(lc._snapshots)
         state["lifecycle"] = _lifecycle_state(lc, new, writer)
-    coop = _coop_of(value)
+    coop = coop_of(value)
     if coop is not None:
         state["coop"] = coop_state(coop).to_json()
     return Changes(
@@ -221,14 +221,14 @@ class _SegmentWriter:
                 parent = None
                 if seg.parent is not None:
                     parent = self._number(seg.parent)
-                mark = _SegmentMark(self.marks.next_segment, 0, seg)
+                mark = SegmentMark(self.marks.next_segment, 0, seg)
                 self.marks.next_segment += 1
                 self.marks.segments[id(seg)] = mark
                 self.segments.append((mark.number, parent, seg.parent_len))
             if own > mark.stored:
                 for index in range(mark.stored, own):
                     self.items.append((mark.number, index, _dump(seg.items[index])))
-                self.marks.segments[id(seg)] = _SegmentMark(mark.number, own, seg)
+                self.marks.segments[id(seg)] = SegmentMark(mark.number, own, seg)
         return self.marks.segments[id(segment)].number
 
     def _number(self, segment: Segment) -> int:
@@ -301,189 +301,3 @@ def _lifecycle_state(lc: Lifecycle, marks: Marks, writer: _SegmentWriter) -> dic
         "committed_order": [e.key for e in table.committed],
         "last": last_doc,
     }
-
-
-# -- loading ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Rows:
-    """What a load reads: the session row and its item, segment and snapshot rows."""
-
-    kind: str
-    gateway: str
-    version: int
-    length: int
-    state: str
-    items: Sequence[str]
-    segments: Sequence[tuple[int, int | None, int]]
-    segment_items: Sequence[tuple[int, int, str]]
-    snapshots: Sequence[tuple[int, str, str]]
-
-
-def _loads(text: str | bytes, what: str) -> Any:
-    try:
-        return json.loads(text)
-    except (TypeError, ValueError) as exc:
-        raise SerializationError(f"stored {what} is not valid JSON: {exc}") from exc
-
-
-def assemble(
-    session_id: str, rows: Rows, kind: type[S], attach: Attach | None
-) -> tuple[S, Marks]:
-    """Rebuild the session of ``rows`` as ``kind``; SerializationError if they are malformed."""
-    wanted = _KINDS.get(kind)
-    if wanted is None:
-        raise StoreError(f"a session loads as Context, CoopContext or Lifecycle, not {kind!r}")
-    if wanted not in (rows.kind, "context"):
-        raise StoreError(
-            f"session {session_id!r} holds a {rows.kind} session, not a {wanted}; "
-            f"load it as {_name(rows.kind)} (or as Context for its items alone)"
-        )
-    if len(rows.items) != rows.length:
-        raise SerializationError(
-            f"session {session_id!r} should hold {rows.length} items but {len(rows.items)} "
-            "were read"
-        )
-    items: list[NativeContent] = [_loads(text, "item") for text in rows.items]
-    state = _loads(rows.state, "session state")
-    if not isinstance(state, dict):
-        raise SerializationError(f"session {session_id!r} has a malformed state")
-    try:
-        gateway = GatewayType(rows.gateway)
-    except ValueError as exc:
-        raise SerializationError(f"session {session_id!r} has no valid gateway: {exc}") from exc
-    value: SessionValue
-    if wanted == "lifecycle":
-        value = _load_lifecycle(session_id, rows, state, gateway, items, attach)
-        context = value.context
-    else:
-        try:
-            context = Context(gateway, items)
-        except InvalidItemError as exc:
-            raise SerializationError(
-                f"session {session_id!r} holds an invalid item: {exc}"
-            ) from exc
-        value = context
-        if wanted == "coop":
-            target = CoopContext(context) if attach is None else attach(context)
-            if not isinstance(target, CoopContext) or target.context is not context:
-                raise StoreError(
-                    "attach() must return a CoopContext around the Context it is given"
-                )
-            restore_coop_state(target, CoopState.from_json(state.get("coop")))
-            value = target
-    marks = Marks(length=len(context), detaches=context.detaches)
-    if isinstance(value, Lifecycle):
-        _mark_loaded(value, rows, state, marks)
-    assert isinstance(value, kind)
-    return value, marks
-
-
-def _name(kind: str) -> str:
-    return {"context": "Context", "coop": "CoopContext", "lifecycle": "Lifecycle"}.get(kind, kind)
-
-
-def _load_lifecycle(  # noqa: PLR0917 - private, called once
-    session_id: str,
-    rows: Rows,
-    state: dict[str, Any],
-    gateway: GatewayType,
-    items: list[NativeContent],
-    attach: Attach | None,
-) -> Lifecycle:
-    doc = state.get("lifecycle")
-    if not isinstance(doc, dict):
-        raise SerializationError(f"session {session_id!r} has no lifecycle state")
-    segments: list[dict[str, Any]] = []
-    for number, (seg, parent, parent_len) in enumerate(rows.segments):
-        if seg != number or (parent is not None and not 0 <= parent < number):
-            raise SerializationError(f"session {session_id!r} has a malformed segment chain")
-        segments.append({"parent": parent, "parent_len": parent_len, "items": []})
-    for seg, index, text in rows.segment_items:
-        if not 0 <= seg < len(segments) or index != len(segments[seg]["items"]):
-            raise SerializationError(f"session {session_id!r} has a malformed segment item")
-        segments[seg]["items"].append(_loads(text, "segment item"))
-    natives: list[list[Any]] = []
-
-    def request(data: Any) -> dict[str, Any]:
-        if not isinstance(data, dict):
-            raise SerializationError(f"session {session_id!r} holds a malformed request")
-        out = dict(data)
-        if out.pop("live", False):
-            out["segment"] = len(segments)
-            segments.append({"parent": None, "parent_len": 0,
-                             "items": items_prefix(int(out["length"]))})
-        for side in ("before", "after"):
-            placed = []
-            for o in out.get(side, []):
-                natives.append(list(o["items"]))
-                placed.append({**o, "items": len(natives) - 1})
-            out[side] = placed
-        return out
-
-    def items_prefix(length: int) -> list[Any]:
-        if not 0 <= length <= len(items):
-            raise SerializationError(f"session {session_id!r}: request longer than the history")
-        return items[:length]
-
-    try:
-        snapshots = [{**request(_loads(body, "snapshot")), "id": sid} for _, sid, body in
-                     rows.snapshots]
-        document = {
-            "format": persist.FORMAT,
-            "version": persist._VERSION,
-            "context": {"format": "hydrangea.context", "version": 1,
-                        "gateway": gateway.value, "items": items},
-            "episode": doc["episode"],
-            "seq": doc["seq"],
-            "components": doc["components"],
-            "committed_order": doc["committed_order"],
-            "segments": segments,
-            "natives": natives,
-            "snapshots": snapshots,
-            "last": None if doc.get("last") is None else request(doc["last"]),
-        }
-    except (KeyError, TypeError, ValueError) as exc:
-        if isinstance(exc, HydrangeaError):
-            raise
-        raise SerializationError(f"session {session_id!r} has a malformed state: {exc!r}") from exc
-    lc = persist.load(document, attach)
-    coop = _coop_of(lc)
-    if coop is not None:
-        restore_coop_state(coop, CoopState.from_json(state.get("coop")))
-    return lc
-
-
-def _mark_loaded(lc: Lifecycle, rows: Rows, state: dict[str, Any], marks: Marks) -> None:
-    """Map the loaded segment objects to their stored numbers: later saves write only what is
-    new."""
-    doc = state["lifecycle"]
-    loaded = lc._snapshots
-    for ordinal, (_, sid, body) in enumerate(rows.snapshots):
-        snap = loaded.get(sid)
-        stored = _loads(body, "snapshot")
-        if snap is None:
-            raise SerializationError(f"snapshot {sid!r} did not load")
-        _mark_chain(marks, snap.request.history_view.segment, int(stored["segment"]),
-                    rows.segments)
-        marks.snapshots = ordinal + 1
-    marks.next_segment = len(rows.segments)
-    if lc._last is not None and doc.get("last") is not None:
-        marks.last, marks.last_doc = lc._last, doc["last"]
-        if not doc["last"].get("live"):
-            _mark_chain(marks, lc._last.history_view.segment, int(doc["last"]["segment"]),
-                        rows.segments)
-
-
-def _mark_chain(
-    marks: Marks,
-    segment: Segment,
-    number: int,
-    stored: Sequence[tuple[int, int | None, int]],
-) -> None:
-    current: Segment | None = segment
-    at: int | None = number
-    while current is not None and at is not None and id(current) not in marks.segments:
-        marks.segments[id(current)] = _SegmentMark(at, len(current.items), current)
-        current, at = current.parent, stored[at][1]

@@ -16,7 +16,8 @@ from typing import Any, TypeVar
 
 from hydrangea.errors import SessionConflictError, SessionNotFoundError
 from hydrangea.stores.base import SessionInfo, StoredSession, check_id
-from hydrangea.stores.changes import Attach, Changes, Rows, SessionValue, assemble, changes_since
+from hydrangea.stores.changes import Attach, Changes, SessionValue, changes_since
+from hydrangea.stores.loading import Rows, assemble
 
 __all__ = ["InMemorySessionStore"]
 

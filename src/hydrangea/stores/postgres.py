@@ -32,7 +32,8 @@ from hydrangea.errors import (
 )
 from hydrangea.stores import _pg, sql
 from hydrangea.stores.base import SessionInfo, StoredSession, check_id
-from hydrangea.stores.changes import Attach, SessionValue, assemble, changes_since
+from hydrangea.stores.changes import Attach, SessionValue, changes_since
+from hydrangea.stores.loading import assemble
 
 __all__ = ["PostgresRecordStore", "PostgresSessionStore"]
 

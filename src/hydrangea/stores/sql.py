@@ -15,7 +15,8 @@ from typing import Any
 
 from hydrangea.errors import SessionConflictError, SessionNotFoundError
 from hydrangea.stores.base import SessionInfo
-from hydrangea.stores.changes import Changes, Rows
+from hydrangea.stores.changes import Changes
+from hydrangea.stores.loading import Rows
 
 __all__ = ["LATEST", "POSTGRES", "SQLITE", "Dialect", "Step", "run"]
 
