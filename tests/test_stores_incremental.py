@@ -162,3 +162,24 @@ def test_sealing_every_turn_writes_each_item_once_into_the_segments() -> None:
         store.save(saved)
     # every item in a sealed history is stored once, not once per snapshot
     assert written <= len(lc.context)
+
+
+def test_a_seal_after_a_load_writes_only_the_new_items() -> None:
+    store = InMemorySessionStore()
+    lc = new_lifecycle(["a"])
+    saved = store.create("resume", lc)
+    for number in range(40):
+        lc.render()
+        turn(lc.context, str(number))
+        lc.seal(str(number))
+        store.save(saved)
+    worker = store.load("resume", Lifecycle, attach=areas_attach(["a"]))
+    worker.value.render()
+    turn(worker.value.context, "after the load")
+    worker.value.seal("after the load")
+    changes = changes_since(worker.value, worker._marks)
+    assert len(changes.snapshots) == 1
+    assert len(changes.segment_items) <= 4  # the turn's items, not the 160-item history
+    store.save(worker)
+    again = store.load("resume", Lifecycle, attach=areas_attach(["a"]))
+    assert observed(again.value) == observed(worker.value)

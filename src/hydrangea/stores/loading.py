@@ -201,6 +201,27 @@ def _mark_loaded(lc: Lifecycle, rows: Rows, state: dict[str, Any], marks: Marks)
         if not doc["last"].get("live"):
             _mark_chain(marks, lc._last.history_view.segment, int(doc["last"]["segment"]),
                         rows.segments)
+    _continue_log(lc)
+
+
+def _continue_log(lc: Lifecycle) -> None:
+    """Let the lifecycle's history log go on from the newest loaded snapshot's segment when
+    that snapshot's history is a prefix of the Context (no collection since it was sealed).
+
+    The log a fresh Lifecycle starts is one new segment holding the whole history; a snapshot
+    sealed after the load would then be stored with all of it again. Continuing the stored
+    chain keeps the first save after a load O(new items) too. The check compares the items:
+    O(history), once per load."""
+    if not lc._snapshots:
+        return
+    newest = next(reversed(lc._snapshots.values())).request.history_view
+    context = lc.context
+    if newest.length > len(context) or newest.items() != context[: newest.length]:
+        return
+    log = lc._log
+    log._segment = Segment(newest.segment, newest.length, list(context[newest.length :]))
+    log._length = len(context)
+    log._seen = context.detaches
 
 
 def _mark_chain(
