@@ -4,16 +4,24 @@ Each :meth:`CoopContext.render` call first runs a collection at a safe point (be
 calls), then an unfold pass over the ring of areas starting at the cursor. The cost of a render is
 proportional to the number of areas plus the items it appends (and the ranges it hands to
 ``observe()``), never to the length of the Context.
+
+:meth:`CoopContext.arender` is the same render for async areas. Both run one sequence of steps
+(collection, then the unfold pass), written once as generators that yield each area callback
+(:class:`_Callback`) instead of calling it; a sync driver calls the callbacks, an async driver also
+awaits what they return. So the two share every ordering and fault rule by construction.
 """
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import logging
 import threading
-from collections.abc import Iterator
-from typing import assert_never
+from collections.abc import Generator, Iterator
+from dataclasses import dataclass
+from typing import TypeAlias, TypeVar, assert_never
 
-from hydrangea.context.area import AreaFlowState, AreaLifeState, ContextAreaImplementation
+from hydrangea.context.area import AnyContextArea, AreaFlowState, AreaLifeState
 from hydrangea.context.context import Context
 from hydrangea.context.native import NativeContent, copy_json
 from hydrangea.coop.collector import RangedArea, plan_collection, repair_cursor
@@ -30,13 +38,74 @@ _log = logging.getLogger(__name__)
 _MEMBERS = ("life_state", "flow_state", "observe", "render", "promote", "gc_prologue")
 _METHODS = frozenset({"observe", "render", "promote", "gc_prologue"})
 
+_T = TypeVar("_T")
+
+
+@dataclass(frozen=True, slots=True)
+class _Callback:
+    """One area callback the render steps want made: ``area.<member>(*arguments)``."""
+
+    area: AnyContextArea
+    member: str
+    arguments: tuple[object, ...] = ()
+
+    def call(self) -> object:
+        return getattr(self.area, self.member)(*self.arguments)
+
+
+_Steps: TypeAlias = Generator[_Callback, object, _T]
+"""Render steps: yield each callback, get its (awaited) result or exception sent back."""
+
+
+def _drive(steps: _Steps[_T]) -> _T:
+    """Run ``steps`` calling every callback; an area returning an awaitable is refused."""
+    result: object = None
+    error: BaseException | None = None
+    while True:
+        try:
+            callback = steps.send(result) if error is None else steps.throw(error)
+        except StopIteration as stop:
+            value: _T = stop.value
+            return value
+        result, error = None, None
+        try:
+            result = callback.call()
+            if inspect.isawaitable(result):
+                if inspect.iscoroutine(result):
+                    result.close()
+                raise AreaContractError(
+                    f"{callback.area!r}.{callback.member}() is async; "
+                    "use `await coop.arender()` for async areas"
+                )
+        except BaseException as exc:  # noqa: BLE001 - handed to the steps, which decide
+            result, error = None, exc
+
+
+async def _adrive(steps: _Steps[_T]) -> _T:
+    """Run ``steps`` calling every callback and awaiting what it returns when awaitable."""
+    result: object = None
+    error: BaseException | None = None
+    while True:
+        try:
+            callback = steps.send(result) if error is None else steps.throw(error)
+        except StopIteration as stop:
+            value: _T = stop.value
+            return value
+        result, error = None, None
+        try:
+            result = callback.call()
+            if inspect.isawaitable(result):
+                result = await result
+        except BaseException as exc:  # noqa: BLE001 - handed to the steps, which decide
+            result, error = None, exc
+
 
 class _Entry:
     """Internal bookkeeping for one registered area."""
 
     __slots__ = ("area", "effect_range", "order", "retired")
 
-    def __init__(self, area: ContextAreaImplementation, order: int) -> None:
+    def __init__(self, area: AnyContextArea, order: int) -> None:
         self.area = area
         self.order = order
         self.effect_range: EffectRange | None = None
@@ -58,21 +127,21 @@ class _Entry:
         return life
 
 
-def _life(area: ContextAreaImplementation) -> AreaLifeState:
+def _life(area: AnyContextArea) -> AreaLifeState:
     value = area.life_state
     if not isinstance(value, AreaLifeState):
         raise AreaContractError(f"{area!r}.life_state is {value!r}, not an AreaLifeState")
     return value
 
 
-def _flow(area: ContextAreaImplementation) -> AreaFlowState:
+def _flow(area: AnyContextArea) -> AreaFlowState:
     value = area.flow_state
     if not isinstance(value, AreaFlowState):
         raise AreaContractError(f"{area!r}.flow_state is {value!r}, not an AreaFlowState")
     return value
 
 
-def _messages(area: ContextAreaImplementation, result: object, member: str) -> list[Message]:
+def _messages(area: AnyContextArea, result: object, member: str) -> list[Message]:
     if not isinstance(result, list | tuple):
         raise AreaContractError(
             f"{area!r}.{member}() returned {type(result).__name__}, not a list of Message"
@@ -93,6 +162,9 @@ class CoopContext:
     * :meth:`render` collects the reclaimable tail, then lets areas render from the cursor on,
       and returns the Context. Calls are serialized; a call from inside an area callback raises
       :class:`~hydrangea.errors.ContextStateError`.
+    * :meth:`arender` is :meth:`render` for async areas (sync areas may join it too): the same
+      collection and pass, awaiting each callback that returns an awaitable. Calls from several
+      tasks are serialized; one from inside an area callback raises.
     * :meth:`snapshot` is a read-only view for debugging.
 
     Errors: if ``promote()`` raises (or returns something that is not a sequence of messages the
@@ -104,6 +176,7 @@ class CoopContext:
     """
 
     __slots__ = (
+        "_async_lock",
         "_collections",
         "_context",
         "_cursor",
@@ -114,6 +187,7 @@ class CoopContext:
         "_ranged",
         "_registered",
         "_render_lock",
+        "_render_task",
         "_render_thread",
         "_renders",
         "_ring",
@@ -137,6 +211,8 @@ class CoopContext:
         self._pending_lock = threading.Lock()
         self._render_lock = threading.Lock()
         self._render_thread: int | None = None
+        self._render_task: asyncio.Task[object] | None = None
+        self._async_lock: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
         self._renders = 0
         self._collections = 0
         self._last_collection: CollectionRecord | None = None
@@ -197,7 +273,7 @@ class CoopContext:
 
     # -- registering -------------------------------------------------------------------------
 
-    def register(self, area: ContextAreaImplementation) -> None:
+    def register(self, area: AnyContextArea) -> None:
         """Add ``area``; it joins the end of the ring at the next :meth:`render`.
 
         Raises :class:`AreaContractError` (a ``TypeError``) for a missing or non-callable contract
@@ -239,15 +315,50 @@ class CoopContext:
         with self._render_lock:
             self._render_thread = me
             try:
-                self._admit_pending()
-                self._renders += 1
-                errors = self._collect()
-                if errors:
-                    raise GcPrologueError(f"{len(errors)} gc_prologue() call(s) raised", errors)
-                self._unfold()
+                _drive(self._render_steps())
             finally:
                 self._render_thread = None
         return self._context
+
+    async def arender(self) -> Context:
+        """:meth:`render` for async areas: awaits each callback that returns an awaitable.
+
+        Same collection, pass, ordering and errors as :meth:`render`. Concurrent calls from tasks
+        of one event loop run one after the other; a call from inside an area callback raises
+        :class:`~hydrangea.errors.ContextStateError`. The callbacks run on the event loop's
+        thread; while they are awaited, a sync :meth:`render` from that thread raises and one from
+        another thread waits.
+        """
+        me = threading.get_ident()
+        task = asyncio.current_task()
+        if self._render_thread == me and self._render_task in (None, task):
+            raise ContextStateError("CoopContext.arender() called from inside an area callback")
+        async with self._loop_lock():
+            with self._render_lock:
+                self._render_thread = me
+                self._render_task = task
+                try:
+                    await _adrive(self._render_steps())
+                finally:
+                    self._render_thread = None
+                    self._render_task = None
+        return self._context
+
+    def _loop_lock(self) -> asyncio.Lock:
+        """The lock serializing :meth:`arender` calls of the running event loop's tasks."""
+        loop = asyncio.get_running_loop()
+        held = self._async_lock
+        if held is None or (held[0] is not loop and not held[1].locked()):
+            held = self._async_lock = (loop, asyncio.Lock())
+        return held[1]
+
+    def _render_steps(self) -> _Steps[None]:
+        self._admit_pending()
+        self._renders += 1
+        errors = yield from self._collect()
+        if errors:
+            raise GcPrologueError(f"{len(errors)} gc_prologue() call(s) raised", errors)
+        yield from self._unfold()
 
     def _admit_pending(self) -> None:
         with self._pending_lock:
@@ -259,7 +370,7 @@ class CoopContext:
             assert entry.effect_range is not None
             yield RangedArea(entry, entry.effect_range, entry.order)
 
-    def _collect(self) -> list[Exception]:
+    def _collect(self) -> _Steps[list[Exception]]:
         # Read every life state once; entry.retired then holds it (retirement is final).
         if not [e for e in self._ring if e.life() is AreaLifeState.retired]:
             return []
@@ -273,7 +384,8 @@ class CoopContext:
         promoted: list[NativeContent] = []
         adapter = self._context.adapter
         for entry in plan.areas:
-            for message in _messages(entry.area, entry.area.promote(), "promote"):
+            result = yield _Callback(entry.area, "promote")
+            for message in _messages(entry.area, result, "promote"):
                 for item in adapter.from_message(message):
                     checked = copy_json(item)
                     adapter.validate(checked)
@@ -282,7 +394,7 @@ class CoopContext:
         errors: list[Exception] = []
         for entry in doomed:
             try:
-                entry.area.gc_prologue()
+                yield _Callback(entry.area, "gc_prologue")
             except Exception as exc:  # noqa: BLE001 - re-raised together once the collection is done
                 exc.add_note(f"raised by gc_prologue() of {entry.area!r}")
                 errors.append(exc)
@@ -319,28 +431,28 @@ class CoopContext:
             for entry in doomed:
                 self._registered.discard(id(entry.area))
 
-    def _unfold(self) -> None:
+    def _unfold(self) -> _Steps[None]:
         size = len(self._ring)
         start = self._cursor
         for step in range(size):
             index = (start + step) % size
             self._cursor = index
             entry = self._ring[index]
-            if self._visit(entry) is AreaFlowState.exclusive:
+            if (yield from self._visit(entry)) is AreaFlowState.exclusive:
                 return
         self._cursor = start
 
-    def _visit(self, entry: _Entry) -> AreaFlowState | None:
+    def _visit(self, entry: _Entry) -> _Steps[AreaFlowState | None]:
         """Observe and render one area; its flow state, or ``None`` when it was skipped."""
         area = entry.area
         if entry.life() is AreaLifeState.retired:
             return None
         if entry.effect_range is not None:
             rng = entry.effect_range
-            area.observe(self._context.view(rng.earliest, rng.latest + 1))
+            yield _Callback(area, "observe", (self._context.view(rng.earliest, rng.latest + 1),))
             if entry.life() is AreaLifeState.retired:
                 return None
-        messages = _messages(area, area.render(), "render")
+        messages = _messages(area, (yield _Callback(area, "render")), "render")
         before = after = len(self._context)
         if messages:
             self._context.emplace_messages(messages)
