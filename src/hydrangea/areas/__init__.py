@@ -9,7 +9,8 @@ scheduling (:mod:`hydrangea.coop`).
   :class:`CompactingConversation` chains such segments over a CoopContext; with
   ``rollup_tokens`` it carries its summaries in a :class:`SummaryRegionArea` and merges them into
   one at a rollup (see :mod:`hydrangea.areas.rollup`).
-* :class:`ToolLoopArea`: exclusive while the model keeps calling tools, yields when it answers.
+* :class:`ToolLoopArea`: exclusive while the model keeps calling tools, yields when it answers;
+  its tools are typed functions (:mod:`hydrangea.tools`), sync or async.
 """
 
 from hydrangea.areas.asof_area import AsOfArea
@@ -19,7 +20,7 @@ from hydrangea.areas.conversation import ConversationArea, message_record_text
 from hydrangea.areas.errors import AreaUsageError, ToolError
 from hydrangea.areas.notice import OneShotNoticeArea
 from hydrangea.areas.rollup import CarriedSummary, SummaryRegionArea
-from hydrangea.areas.tool_loop import Tool, ToolLoopArea, ToolRun
+from hydrangea.areas.tool_loop import RawTool, Tool, ToolLoopArea, ToolRun
 
 __all__ = [
     "AreaUsageError",
@@ -29,6 +30,7 @@ __all__ = [
     "CompactionArea",
     "ConversationArea",
     "OneShotNoticeArea",
+    "RawTool",
     "SummaryRegionArea",
     "Tool",
     "ToolError",
