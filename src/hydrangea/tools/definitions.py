@@ -34,12 +34,12 @@ def tool_definitions(
     Raises :class:`~hydrangea.errors.DuplicateToolError` when two tools share a name.
     """
     declared = list(tools)
-    _check_unique([t.name for t in declared], ())
     for item in declared:
         if not isinstance(item, FunctionTool):
             raise ToolDefinitionError(
                 f"expected a FunctionTool (see hydrangea.tools.tool), got {type(item).__name__}"
             )
+    _check_unique([t.name for t in declared], ())
     match gateway:
         case GatewayType.openai:
             return [

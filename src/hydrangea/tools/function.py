@@ -23,6 +23,7 @@ raise :class:`~hydrangea.errors.ToolError` with a message for the model, never a
 from __future__ import annotations
 
 import inspect
+import json
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -131,6 +132,10 @@ class FunctionTool(Generic[P, R]):
     def arguments(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """``arguments`` (a model's JSON object) validated and converted to the parameter types.
 
+        Validation is pydantic's strict JSON mode, so it follows the schema the model was shown:
+        ``"3"`` is not an integer, ``1`` is not a boolean, unknown names are refused; strings
+        become dates, enums and the like as their schema says.
+
         Raises :class:`~hydrangea.errors.ToolError` naming each argument that does not fit (at
         most eight), which a tool loop returns to the model as an error result.
         """
@@ -140,7 +145,11 @@ class FunctionTool(Generic[P, R]):
                 f"got {type(arguments).__name__}"
             )
         try:
-            validated = self._arguments.model_validate(dict(arguments))
+            text = json.dumps(arguments, ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise ToolError(f"invalid arguments for tool {self.name!r}: not JSON ({exc})") from None
+        try:
+            validated = self._arguments.model_validate_json(text, strict=True)
         except ValidationError as exc:
             raise ToolError(_describe(self.name, exc)) from None
         return {parameter: getattr(validated, attribute) for attribute, parameter in self._fields}
