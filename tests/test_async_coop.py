@@ -68,7 +68,7 @@ class AsyncCoopMachine(CoopMachine):
     """The sync machine's rules and invariant, with mixed areas and ``arender()``."""
 
     @rule(script=scripts, is_async=st.booleans())
-    def register(self, script: tuple[Any, ...], is_async: bool = False) -> None:  # type: ignore[override]
+    def register(self, script: tuple[Any, ...], is_async: bool = False) -> None:
         steps_, start_retired, promoted, promote_fails, gc_fails = script
         self.names += 1
         spec = Script(f"a{self.names}", steps_, start_retired, promoted, promote_fails, gc_fails)

@@ -10,9 +10,9 @@ for areas that await I/O; ``CoopContext.arender()`` awaits them (and calls sync 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from enum import StrEnum
-from typing import Protocol, TypeAlias
+from typing import Protocol
 
 from hydrangea.context.native import NativeContent
 from hydrangea.message import Message
@@ -118,5 +118,35 @@ class AsyncContextAreaImplementation(Protocol):
         ...
 
 
-AnyContextArea: TypeAlias = ContextAreaImplementation | AsyncContextAreaImplementation
-"""A sync or an async area: what ``CoopContext.register()`` accepts."""
+class AnyContextArea(Protocol):
+    """A sync or an async area: what ``CoopContext.register()`` accepts and snapshots show.
+
+    Each method may return its result directly (a :class:`ContextAreaImplementation`) or an
+    awaitable of it (an :class:`AsyncContextAreaImplementation`); both satisfy this protocol.
+    """
+
+    @property
+    def life_state(self) -> AreaLifeState:
+        """Read during collection and before rendering."""
+        ...
+
+    @property
+    def flow_state(self) -> AreaFlowState:
+        """Read after every successful render."""
+        ...
+
+    def observe(self, context: Sequence[NativeContent]) -> Awaitable[None] | None:
+        """See :meth:`ContextAreaImplementation.observe`."""
+        ...
+
+    def render(self) -> Awaitable[list[Message]] | list[Message]:
+        """See :meth:`ContextAreaImplementation.render`."""
+        ...
+
+    def promote(self) -> Awaitable[tuple[Message, ...]] | tuple[Message, ...]:
+        """See :meth:`ContextAreaImplementation.promote`."""
+        ...
+
+    def gc_prologue(self) -> Awaitable[None] | None:
+        """See :meth:`ContextAreaImplementation.gc_prologue`."""
+        ...
