@@ -10,7 +10,7 @@ from typing import Any, TypeAlias
 
 from hydrangea.areas._common import anchored_life
 from hydrangea.areas.errors import AreaUsageError, ToolError
-from hydrangea.context.area import AreaFlowState, AreaLifeState, ContextAreaImplementation
+from hydrangea.context.area import AnyContextArea, AreaFlowState, AreaLifeState
 from hydrangea.context.native import NativeContent
 from hydrangea.errors import ContextStateError, DuplicateToolError, ToolDefinitionError
 from hydrangea.gateway import GatewayType
@@ -90,7 +90,7 @@ class ToolLoopArea:
         self,
         tools: Mapping[str, _AnyTool] | Iterable[FunctionTool[..., Any]],
         *,
-        anchor: ContextAreaImplementation | None = None,
+        anchor: AnyContextArea | None = None,
         max_rounds: int = 8,
     ) -> None:
         """``tools`` maps tool names to callables, or is a sequence of FunctionTools."""
