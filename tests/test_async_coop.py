@@ -225,3 +225,23 @@ def test_a_cancelled_arender_leaves_a_working_coop() -> None:
 
     asyncio.run(main())
     assert _texts(coop.context) == ["never"]
+
+
+def test_sync_render_refuses_before_collecting_an_async_area() -> None:
+    calls: list[str] = []
+
+    class Finished(Talker):
+        async def gc_prologue(self) -> None:
+            calls.append("gc_prologue")
+
+    coop = CoopContext(Context(GatewayType.openai))
+    done = Finished("to be reclaimed")
+    coop.register(done)
+    asyncio.run(coop.arender())
+    done.life_state = AreaLifeState.retired
+    before = coop.context[:]
+    with pytest.raises(AreaContractError, match="async callbacks"):
+        coop.render()
+    assert coop.context[:] == before and calls == [] and coop.areas()  # nothing collected
+    asyncio.run(coop.arender())
+    assert calls == ["gc_prologue"] and coop.context[:] == () and coop.areas() == ()

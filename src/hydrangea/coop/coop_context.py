@@ -17,6 +17,7 @@ import asyncio
 import inspect
 import logging
 import threading
+import weakref
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from typing import TypeAlias, TypeVar, assert_never
@@ -103,13 +104,14 @@ async def _adrive(steps: _Steps[_T]) -> _T:
 class _Entry:
     """Internal bookkeeping for one registered area."""
 
-    __slots__ = ("area", "effect_range", "order", "retired")
+    __slots__ = ("area", "effect_range", "is_async", "order", "retired")
 
     def __init__(self, area: AnyContextArea, order: int) -> None:
         self.area = area
         self.order = order
         self.effect_range: EffectRange | None = None
         self.retired = False
+        self.is_async = any(inspect.iscoroutinefunction(getattr(area, m)) for m in _METHODS)
 
     def life(self) -> AreaLifeState:
         """The area's life state, refusing a retired area that claims to be retained again."""
@@ -176,7 +178,7 @@ class CoopContext:
     """
 
     __slots__ = (
-        "_async_lock",
+        "_async_locks",
         "_collections",
         "_context",
         "_cursor",
@@ -212,7 +214,9 @@ class CoopContext:
         self._render_lock = threading.Lock()
         self._render_thread: int | None = None
         self._render_task: asyncio.Task[object] | None = None
-        self._async_lock: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
+        self._async_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
+            weakref.WeakKeyDictionary()
+        )
         self._renders = 0
         self._collections = 0
         self._last_collection: CollectionRecord | None = None
@@ -315,10 +319,20 @@ class CoopContext:
         with self._render_lock:
             self._render_thread = me
             try:
+                self._refuse_async_areas()
                 _drive(self._render_steps())
             finally:
                 self._render_thread = None
         return self._context
+
+    def _refuse_async_areas(self) -> None:
+        """Before a sync render changes anything: no area may have ``async def`` callbacks."""
+        with self._pending_lock:
+            found = [e.area for e in (*self._ring, *self._pending) if e.is_async]
+        if found:
+            raise AreaContractError(
+                f"{found[0]!r} has async callbacks; use `await coop.arender()` for async areas"
+            )
 
     async def arender(self) -> Context:
         """:meth:`render` for async areas: awaits each callback that returns an awaitable.
@@ -345,12 +359,13 @@ class CoopContext:
         return self._context
 
     def _loop_lock(self) -> asyncio.Lock:
-        """The lock serializing :meth:`arender` calls of the running event loop's tasks."""
+        """The lock serializing :meth:`arender` calls among the running event loop's tasks (one
+        per loop; calls from different threads are serialized by the render lock)."""
         loop = asyncio.get_running_loop()
-        held = self._async_lock
-        if held is None or (held[0] is not loop and not held[1].locked()):
-            held = self._async_lock = (loop, asyncio.Lock())
-        return held[1]
+        lock = self._async_locks.get(loop)
+        if lock is None:
+            lock = self._async_locks[loop] = asyncio.Lock()
+        return lock
 
     def _render_steps(self) -> _Steps[None]:
         self._admit_pending()
