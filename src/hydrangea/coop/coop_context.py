@@ -6,9 +6,10 @@ proportional to the number of areas plus the items it appends (and the ranges it
 ``observe()``), never to the length of the Context.
 
 :meth:`CoopContext.arender` is the same render for async areas. Both run one sequence of steps
-(collection, then the unfold pass), written once as generators that yield each area callback
-(:class:`_Callback`) instead of calling it; a sync driver calls the callbacks, an async driver also
-awaits what they return. So the two share every ordering and fault rule by construction.
+(collection, then the unfold pass), written once as generators that yield each area callback instead
+of calling it (see :mod:`hydrangea.coop._steps`); a sync driver calls the callbacks, an async
+driver also awaits what they return. So the two share every ordering and fault rule by
+construction.
 """
 
 from __future__ import annotations
@@ -18,13 +19,13 @@ import inspect
 import logging
 import threading
 import weakref
-from collections.abc import Generator, Iterator
-from dataclasses import dataclass
-from typing import TypeAlias, TypeVar, assert_never
+from collections.abc import Iterator
+from typing import assert_never
 
 from hydrangea.context.area import AnyContextArea, AreaFlowState, AreaLifeState
 from hydrangea.context.context import Context
 from hydrangea.context.native import NativeContent, copy_json
+from hydrangea.coop._steps import Callback, Steps, adrive, drive
 from hydrangea.coop.collector import RangedArea, plan_collection, repair_cursor
 from hydrangea.coop.effect_range import EffectRange
 from hydrangea.coop.errors import AreaContractError, DuplicateAreaError, GcPrologueError
@@ -38,68 +39,6 @@ _log = logging.getLogger(__name__)
 
 _MEMBERS = ("life_state", "flow_state", "observe", "render", "promote", "gc_prologue")
 _METHODS = frozenset({"observe", "render", "promote", "gc_prologue"})
-
-_T = TypeVar("_T")
-
-
-@dataclass(frozen=True, slots=True)
-class _Callback:
-    """One area callback the render steps want made: ``area.<member>(*arguments)``."""
-
-    area: AnyContextArea
-    member: str
-    arguments: tuple[object, ...] = ()
-
-    def call(self) -> object:
-        return getattr(self.area, self.member)(*self.arguments)
-
-
-_Steps: TypeAlias = Generator[_Callback, object, _T]
-"""Render steps: yield each callback, get its (awaited) result or exception sent back."""
-
-
-def _drive(steps: _Steps[_T]) -> _T:
-    """Run ``steps`` calling every callback; an area returning an awaitable is refused."""
-    result: object = None
-    error: BaseException | None = None
-    while True:
-        try:
-            callback = steps.send(result) if error is None else steps.throw(error)
-        except StopIteration as stop:
-            value: _T = stop.value
-            return value
-        result, error = None, None
-        try:
-            result = callback.call()
-            if inspect.isawaitable(result):
-                if inspect.iscoroutine(result):
-                    result.close()
-                raise AreaContractError(
-                    f"{callback.area!r}.{callback.member}() is async; "
-                    "use `await coop.arender()` for async areas"
-                )
-        except BaseException as exc:  # noqa: BLE001 - handed to the steps, which decide
-            result, error = None, exc
-
-
-async def _adrive(steps: _Steps[_T]) -> _T:
-    """Run ``steps`` calling every callback and awaiting what it returns when awaitable."""
-    result: object = None
-    error: BaseException | None = None
-    while True:
-        try:
-            callback = steps.send(result) if error is None else steps.throw(error)
-        except StopIteration as stop:
-            value: _T = stop.value
-            return value
-        result, error = None, None
-        try:
-            result = callback.call()
-            if inspect.isawaitable(result):
-                result = await result
-        except BaseException as exc:  # noqa: BLE001 - handed to the steps, which decide
-            result, error = None, exc
-
 
 class _Entry:
     """Internal bookkeeping for one registered area."""
@@ -320,7 +259,7 @@ class CoopContext:
             self._render_thread = me
             try:
                 self._refuse_async_areas()
-                _drive(self._render_steps())
+                drive(self._render_steps())
             finally:
                 self._render_thread = None
         return self._context
@@ -352,7 +291,7 @@ class CoopContext:
                 self._render_thread = me
                 self._render_task = task
                 try:
-                    await _adrive(self._render_steps())
+                    await adrive(self._render_steps())
                 finally:
                     self._render_thread = None
                     self._render_task = None
@@ -367,7 +306,7 @@ class CoopContext:
             lock = self._async_locks[loop] = asyncio.Lock()
         return lock
 
-    def _render_steps(self) -> _Steps[None]:
+    def _render_steps(self) -> Steps[None]:
         self._admit_pending()
         self._renders += 1
         errors = yield from self._collect()
@@ -385,7 +324,7 @@ class CoopContext:
             assert entry.effect_range is not None
             yield RangedArea(entry, entry.effect_range, entry.order)
 
-    def _collect(self) -> _Steps[list[Exception]]:
+    def _collect(self) -> Steps[list[Exception]]:
         # Read every life state once; entry.retired then holds it (retirement is final).
         if not [e for e in self._ring if e.life() is AreaLifeState.retired]:
             return []
@@ -399,7 +338,7 @@ class CoopContext:
         promoted: list[NativeContent] = []
         adapter = self._context.adapter
         for entry in plan.areas:
-            result = yield _Callback(entry.area, "promote")
+            result = yield Callback(entry.area, "promote")
             for message in _messages(entry.area, result, "promote"):
                 for item in adapter.from_message(message):
                     checked = copy_json(item)
@@ -409,7 +348,7 @@ class CoopContext:
         errors: list[Exception] = []
         for entry in doomed:
             try:
-                yield _Callback(entry.area, "gc_prologue")
+                yield Callback(entry.area, "gc_prologue")
             except Exception as exc:  # noqa: BLE001 - re-raised together once the collection is done
                 exc.add_note(f"raised by gc_prologue() of {entry.area!r}")
                 errors.append(exc)
@@ -446,7 +385,7 @@ class CoopContext:
             for entry in doomed:
                 self._registered.discard(id(entry.area))
 
-    def _unfold(self) -> _Steps[None]:
+    def _unfold(self) -> Steps[None]:
         size = len(self._ring)
         start = self._cursor
         for step in range(size):
@@ -457,17 +396,17 @@ class CoopContext:
                 return
         self._cursor = start
 
-    def _visit(self, entry: _Entry) -> _Steps[AreaFlowState | None]:
+    def _visit(self, entry: _Entry) -> Steps[AreaFlowState | None]:
         """Observe and render one area; its flow state, or ``None`` when it was skipped."""
         area = entry.area
         if entry.life() is AreaLifeState.retired:
             return None
         if entry.effect_range is not None:
             rng = entry.effect_range
-            yield _Callback(area, "observe", (self._context.view(rng.earliest, rng.latest + 1),))
+            yield Callback(area, "observe", (self._context.view(rng.earliest, rng.latest + 1),))
             if entry.life() is AreaLifeState.retired:
                 return None
-        messages = _messages(area, (yield _Callback(area, "render")), "render")
+        messages = _messages(area, (yield Callback(area, "render")), "render")
         before = after = len(self._context)
         if messages:
             self._context.emplace_messages(messages)
