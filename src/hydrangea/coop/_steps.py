@@ -1,82 +1,67 @@
 """Render steps written once, run by a sync or an async driver (private to ``hydrangea.coop``).
 
-CoopContext's collection and unfold pass are generators that *yield* each area callback they
-need (a :class:`Callback`) and receive its result, or have its exception thrown back in at that
-point, exactly as if they had made the call themselves. :func:`drive` makes the calls (and refuses
-an awaitable: a sync render cannot run an async area); :func:`adrive` makes them and awaits what
-is awaitable. The ordering and fault rules live only in the steps, so ``render()`` and
-``arender()`` cannot drift apart.
+CoopContext's collection and unfold pass are generators. They call each area callback
+themselves; when a callback returns an awaitable (an async area), :func:`settle` *yields* it and
+the step resumes with its result, or with its exception raised at that point, exactly as if the
+call had returned or raised there. :func:`drive` runs the steps for ``render()`` and refuses an
+awaitable (a sync render cannot run an async area); :func:`adrive` runs them for ``arender()``
+and awaits it. The ordering and fault rules live only in the steps, so ``render()`` and
+``arender()`` cannot drift apart, and a sync area costs no more than a direct call.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Generator
-from dataclasses import dataclass
-from typing import TypeAlias, TypeVar
+from collections.abc import Awaitable, Generator
+from typing import Any, TypeAlias, TypeVar
 
-from hydrangea.context.area import AnyContextArea
 from hydrangea.errors import AreaContractError
 
-__all__ = ["Callback", "Steps", "adrive", "drive"]
+__all__ = ["Steps", "adrive", "drive", "settle"]
 
 T = TypeVar("T")
 
+Steps: TypeAlias = Generator[Awaitable[Any], Any, T]
+"""Render steps: yield the awaitables callbacks returned, get their results sent back."""
 
-@dataclass(frozen=True, slots=True)
-class Callback:
-    """One area callback the render steps want made: ``area.<member>(*arguments)``."""
-
-    area: AnyContextArea
-    member: str
-    arguments: tuple[object, ...] = ()
-
-    def call(self) -> object:
-        return getattr(self.area, self.member)(*self.arguments)
+_PLAIN = frozenset({list, tuple, type(None)})
+"""Result types that are never awaitable: the fast path (no ``inspect`` call)."""
 
 
-Steps: TypeAlias = Generator[Callback, object, T]
-"""Render steps: yield each callback, get its (awaited) result or exception sent back."""
+def settle(result: object) -> Steps[object]:
+    """``result`` itself, or (``yield from``) what it gives once the driver awaited it."""
+    if type(result) in _PLAIN or not inspect.isawaitable(result):
+        return result
+    return (yield result)
 
 
 def drive(steps: Steps[T]) -> T:
-    """Run ``steps`` calling every callback; an area returning an awaitable is refused."""
-    result: object = None
-    error: BaseException | None = None
-    while True:
-        try:
-            callback = steps.send(result) if error is None else steps.throw(error)
-        except StopIteration as stop:
-            value: T = stop.value
-            return value
-        result, error = None, None
-        try:
-            result = callback.call()
-            if inspect.isawaitable(result):
-                if inspect.iscoroutine(result):
-                    result.close()
-                raise AreaContractError(
-                    f"{callback.area!r}.{callback.member}() is async; "
-                    "use `await coop.arender()` for async areas"
-                )
-        except BaseException as exc:  # noqa: BLE001 - handed to the steps, which decide
-            result, error = None, exc
+    """Run ``steps`` to the end; an awaitable from a callback is refused where it came from."""
+    try:
+        pending = next(steps)
+        while True:
+            if inspect.iscoroutine(pending):
+                pending.close()
+            refusal = AreaContractError(
+                f"an area callback returned {pending!r}; use `await coop.arender()` for async areas"
+            )
+            pending = steps.throw(refusal)
+    except StopIteration as stop:
+        value: T = stop.value
+        return value
 
 
 async def adrive(steps: Steps[T]) -> T:
-    """Run ``steps`` calling every callback and awaiting what it returns when awaitable."""
-    result: object = None
-    error: BaseException | None = None
-    while True:
-        try:
-            callback = steps.send(result) if error is None else steps.throw(error)
-        except StopIteration as stop:
-            value: T = stop.value
-            return value
-        result, error = None, None
-        try:
-            result = callback.call()
-            if inspect.isawaitable(result):
-                result = await result
-        except BaseException as exc:  # noqa: BLE001 - handed to the steps, which decide
-            result, error = None, exc
+    """Run ``steps`` to the end, awaiting each awaitable a callback returned."""
+    try:
+        pending = next(steps)
+        while True:
+            try:
+                result = await pending
+            except BaseException as exc:  # noqa: BLE001 - raised in the steps, which decide
+                pending = steps.throw(exc)
+            else:
+                pending = steps.send(result)
+    except StopIteration as stop:
+        value: T = stop.value
+        return value

@@ -6,9 +6,9 @@ proportional to the number of areas plus the items it appends (and the ranges it
 ``observe()``), never to the length of the Context.
 
 :meth:`CoopContext.arender` is the same render for async areas. Both run one sequence of steps
-(collection, then the unfold pass), written once as generators that yield each area callback instead
-of calling it (see :mod:`hydrangea.coop._steps`); a sync driver calls the callbacks, an async
-driver also awaits what they return. So the two share every ordering and fault rule by
+(collection, then the unfold pass), written once as generators that call each area callback and
+yield what it returns when that is awaitable (see :mod:`hydrangea.coop._steps`); the async
+driver awaits it, the sync one refuses it. So the two share every ordering and fault rule by
 construction.
 """
 
@@ -25,7 +25,7 @@ from typing import assert_never
 from hydrangea.context.area import AnyContextArea, AreaFlowState, AreaLifeState
 from hydrangea.context.context import Context
 from hydrangea.context.native import NativeContent, copy_json
-from hydrangea.coop._steps import Callback, Steps, adrive, drive
+from hydrangea.coop._steps import Steps, adrive, drive, settle
 from hydrangea.coop.collector import RangedArea, plan_collection, repair_cursor
 from hydrangea.coop.effect_range import EffectRange
 from hydrangea.coop.errors import AreaContractError, DuplicateAreaError, GcPrologueError
@@ -338,8 +338,8 @@ class CoopContext:
         promoted: list[NativeContent] = []
         adapter = self._context.adapter
         for entry in plan.areas:
-            result = yield Callback(entry.area, "promote")
-            for message in _messages(entry.area, result, "promote"):
+            promotes = yield from settle(entry.area.promote())
+            for message in _messages(entry.area, promotes, "promote"):
                 for item in adapter.from_message(message):
                     checked = copy_json(item)
                     adapter.validate(checked)
@@ -348,7 +348,7 @@ class CoopContext:
         errors: list[Exception] = []
         for entry in doomed:
             try:
-                yield Callback(entry.area, "gc_prologue")
+                yield from settle(entry.area.gc_prologue())
             except Exception as exc:  # noqa: BLE001 - re-raised together once the collection is done
                 exc.add_note(f"raised by gc_prologue() of {entry.area!r}")
                 errors.append(exc)
@@ -403,10 +403,15 @@ class CoopContext:
             return None
         if entry.effect_range is not None:
             rng = entry.effect_range
-            yield Callback(area, "observe", (self._context.view(rng.earliest, rng.latest + 1),))
+            observed = area.observe(self._context.view(rng.earliest, rng.latest + 1))
+            if observed is not None:
+                yield from settle(observed)
             if entry.life() is AreaLifeState.retired:
                 return None
-        messages = _messages(area, (yield Callback(area, "render")), "render")
+        rendered: object = area.render()
+        if type(rendered) is not list:  # the fast path skips settle() for a sync area's list
+            rendered = yield from settle(rendered)
+        messages = _messages(area, rendered, "render")
         before = after = len(self._context)
         if messages:
             self._context.emplace_messages(messages)
