@@ -16,6 +16,7 @@ The tree::
     ├── UnsupportedContentError (ValueError)     a Message the gateway cannot express
     ├── InvalidMessageError (TypeError)          something that is not a Message where one belongs
     ├── UnencodableTextError (ValueError)        text that cannot be stored (a lone surrogate)
+    ├── CachingError (ValueError)                prompt-caching settings or markers that conflict
     ├── SerializationError (ValueError)          a saved file that cannot be read back
     ├── MissingExtraError (ImportError)          an optional dependency; names the extra
     ├── LiveUnavailableError, LiveCallError      the demo's --live mode
@@ -65,6 +66,7 @@ __all__ = [
     "AreaContractError",
     "AreaUsageError",
     "AsOfViolationError",
+    "CachingError",
     "ComponentNotFoundError",
     "ContextBudgetError",
     "ContextError",
@@ -176,6 +178,11 @@ class LiveUnavailableError(HydrangeaError):
 
 class LiveCallError(HydrangeaError):
     """A live provider call failed (network, authentication, a refused request)."""
+
+
+class CachingError(HydrangeaError, ValueError):
+    """Prompt-caching settings that make no sense, or cache markers that contradict them
+    (an unknown TTL, a longer TTL after a shorter one, an explicit cache without content)."""
 
 
 class SerializationError(HydrangeaError, ValueError):
