@@ -82,7 +82,7 @@ def test_summary_pointers_resolve_to_the_full_records() -> None:
     assert len(summary.pointers) == 4
     for pointer in summary.pointers:
         assert pointer in records
-    assert records.get(summary.pointers[0]).content == asked[0]
+    assert records.require(summary.pointers[0]).content == asked[0]
     # the extractive summary keeps the first sentence only; the record keeps the whole text
     assert any("Where is the leak?" in fact for fact in summary.facts)
     assert not any("Quay Street" in fact for fact in summary.facts)
@@ -323,7 +323,7 @@ def test_the_summary_is_dated_by_its_latest_source() -> None:
         coop.render()
         segment.route(answer(context, f"Pump P{turn} is running."))
     segment.checkpoint()
-    stamps = [records.get(item_id).published_at for item_id in segment.record_ids]
+    stamps = [records.require(item_id).published_at for item_id in segment.record_ids]
     assert stamps == [datetime(2026, 1, day, 8, 0, tzinfo=UTC) for day in (5, 1, 9, 3)]
     latest = datetime(2026, 1, 9, 8, 0, tzinfo=UTC)
     assert segment.summary_published == latest

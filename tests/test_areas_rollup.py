@@ -104,15 +104,15 @@ def test_every_pointer_resolves_and_the_merged_summaries_are_records_too() -> No
     records = conversation.records
     rollup = conversation.carried[0]
     for pointer in rollup.summary.pointers:
-        assert records.get(pointer).item_id == pointer
+        assert records.require(pointer).item_id == pointer
     for number, summary in enumerate(conversation.summaries[: rollup.last_segment], start=1):
-        kept = records.get(f"conversation/summary-{number}")
+        kept = records.require(f"conversation/summary-{number}")
         assert kept.summary == summary
         assert kept.kind.value == "summary" and kept.trust.value == "untrusted"
         assert f"conversation/summary-{number}" in rollup.summary.pointers
     if conversation.rollups > 1:  # an earlier rollup is a record and a pointer too
         assert "conversation/rollup-1" in rollup.summary.pointers
-        assert records.get("conversation/rollup-1").summary is not None
+        assert records.require("conversation/rollup-1").summary is not None
     # the text the model sees names each pointer exactly once, on the pointers line
     shown = next(b for b in blocks(context) if b.item_id == rollup.item_id).content
     assert parse_pointers(shown) == rollup.summary.pointers
