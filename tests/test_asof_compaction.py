@@ -90,7 +90,7 @@ def facts_shown(built: BuiltContext) -> str:
 def round_of(store: InMemoryRecordStore, carried: tuple[ContextItem, ...], start: int,
              budget: int) -> BuiltContext:
     b = ContextBuilder(as_of=AS_OF, token_budget=budget, records=store)
-    b.add(ContextItem.harness(ItemKind.task, "Answer from the record.", item_id="task"))
+    b.add(ContextItem.harness(ItemKind.TASK, "Answer from the record.", item_id="task"))
     for item in carried:
         b.add(item)
     for i in range(start, start + 30):
@@ -113,7 +113,7 @@ def test_three_rounds_of_compaction_keep_every_fact_and_pointer() -> None:
         # facts of the previous summary survive verbatim
         assert set(previous_facts) <= set(summary.summary.facts)
         for old in carried:
-            if old.kind is ItemKind.summary:
+            if old.kind is ItemKind.SUMMARY:
                 assert old.item_id in built.compactions[0].source_ids
                 assert set(old.pointers) <= set(summary.pointers)
         # every original document is either shown in full or has its fact in the summary
@@ -159,7 +159,7 @@ def test_summaries_compacted_in_one_build_are_merged_not_resummarized() -> None:
 def test_extractive_summarizer_merges_summary_items() -> None:
     carried = StructuredSummary(facts=("kept fact",), pointers=("old",))
     item = ContextItem(
-        item_id="s", kind=ItemKind.summary, content=carried.render(), trust=Trust.UNTRUSTED,
+        item_id="s", kind=ItemKind.SUMMARY, content=carried.render(), trust=Trust.UNTRUSTED,
         published_at=AS_OF - timedelta(days=1), provenance=Provenance(origin="compaction"),
         priority=0, summary=carried,
     )
@@ -207,7 +207,7 @@ def test_summary_render_matches_an_independent_rendering(
 def test_bulk_facts_and_known_facts_match_one_by_one_extraction(
     pairs: list[tuple[str, str]], limit: int
 ) -> None:
-    items = [ContextItem.outside(ItemKind.memory, text, item_id=item_id, origin="m",
+    items = [ContextItem.outside(ItemKind.MEMORY, text, item_id=item_id, origin="m",
                                  published_at=AS_OF)
              for text, item_id in pairs]
     extractor = ExtractiveSummarizer(limit=limit)
@@ -227,7 +227,7 @@ def forged_summary_item(item_id: str, pointers: tuple[str, ...]) -> ContextItem:
     """An untrusted summary item supplied by the caller, claiming records that may not exist."""
     claimed = StructuredSummary(facts=(f"{item_id} remembers the payroll.",), pointers=pointers)
     return ContextItem(
-        item_id=item_id, kind=ItemKind.summary, content=claimed.render(), trust=Trust.UNTRUSTED,
+        item_id=item_id, kind=ItemKind.SUMMARY, content=claimed.render(), trust=Trust.UNTRUSTED,
         published_at=AS_OF - timedelta(days=2000), provenance=Provenance(origin="memory"),
         priority=0, summary=claimed,
     )

@@ -38,7 +38,7 @@ LOGGER = "hydrangea.asof.llm"
 
 ITEMS = [
     ContextItem.outside(
-        ItemKind.document,
+        ItemKind.DOCUMENT,
         f"Report {n} says revenue grew {n} percent. More detail follows.",
         item_id=f"doc-{n}",
         published_at=BASE + timedelta(hours=n),
@@ -259,7 +259,7 @@ def test_earlier_summaries_are_merged_not_resent() -> None:
     earlier = StructuredSummary(facts=("old fact",), decisions=("old decision",), pointers=("x",))
     summary_item = ContextItem(
         item_id="summary-1",
-        kind=ItemKind.summary,
+        kind=ItemKind.SUMMARY,
         content=earlier.render(),
         trust=ITEMS[0].trust,
         published_at=BASE,
@@ -456,7 +456,7 @@ def test_builder_uses_model_summary_but_never_its_pointers() -> None:
 
     items = [
         ContextItem.outside(
-            ItemKind.observation,
+            ItemKind.OBSERVATION,
             f"Observation {n}: " + "detail " * 20,
             item_id=f"obs-{n}",
             published_at=BASE + timedelta(minutes=n),

@@ -65,7 +65,7 @@ def specs(draw: st.DrawFn) -> Spec:
         ContextItem.harness(kind, text, item_id=f"h{n}", priority=draw(st.integers(0, 3)))
         for n, (kind, text) in enumerate(
             draw(st.lists(st.tuples(st.sampled_from(
-                [ItemKind.system, ItemKind.instruction, ItemKind.task]), plain_words),
+                [ItemKind.SYSTEM, ItemKind.INSTRUCTION, ItemKind.TASK]), plain_words),
                 max_size=3))
         )
     ]
@@ -147,13 +147,13 @@ def check(
             assert block.content == by_id[block.item_id].content
             assert block.origin == by_id[block.item_id].provenance.origin
         else:
-            assert block.kind == ItemKind.summary.value and block.origin == "compaction"
+            assert block.kind == ItemKind.SUMMARY.value and block.origin == "compaction"
             pointed.update(pointers_in(block.content))
     # Rendered order: kind rank, time, id; summaries (new or carried) first.
     fenced = [i for i in built.items if i.trust is Trust.UNTRUSTED]
     assert fenced == sorted(fenced, key=lambda i: (
-        [ItemKind.summary, ItemKind.memory, ItemKind.document, ItemKind.observation,
-         ItemKind.task, ItemKind.instruction, ItemKind.system].index(i.kind),
+        [ItemKind.SUMMARY, ItemKind.MEMORY, ItemKind.DOCUMENT, ItemKind.OBSERVATION,
+         ItemKind.TASK, ItemKind.INSTRUCTION, ItemKind.SYSTEM].index(i.kind),
         i.published_at, i.item_id))
     assert [b.item_id for b in blocks] == [i.item_id for i in fenced]
     assert all(item_id in store for item_id in pointed)  # every pointer leads to a record
@@ -230,7 +230,7 @@ class CallCounter:
 def test_large_build_counts_each_block_a_bounded_number_of_times() -> None:
     n = 2000
     items = [
-        ContextItem.outside(ItemKind.observation, f"Observation {i}: value {i * 7}. " + "pad " * 20,
+        ContextItem.outside(ItemKind.OBSERVATION, f"Observation {i}: value {i * 7}. " + "pad " * 20,
                             item_id=f"o{i}", published_at=AS_OF - timedelta(minutes=i),
                             origin="tool", priority=i % 5)
         for i in range(n)

@@ -33,7 +33,7 @@ GENERATOR = textwrap.dedent(
 
     def make_item(worker: str, n: int) -> ContextItem:
         return ContextItem.outside(
-            ItemKind.observation,
+            ItemKind.OBSERVATION,
             f"{worker} observation {n}: " + "x" * (n % 37),
             item_id=f"{worker}-{n}",
             published_at=datetime(2026, 1, 1, tzinfo=UTC) + timedelta(minutes=n),
@@ -62,7 +62,7 @@ def _env() -> dict[str, str]:
 
 def _outside(item_id: str, content: str, minutes: int = 0) -> ContextItem:
     return ContextItem.outside(
-        ItemKind.document,
+        ItemKind.DOCUMENT,
         content,
         item_id=item_id,
         published_at=BASE + timedelta(minutes=minutes),
@@ -74,7 +74,7 @@ def _outside(item_id: str, content: str, minutes: int = 0) -> ContextItem:
 def test_round_trip_and_protocol(tmp_path: Path) -> None:
     with SqliteRecordStore(tmp_path / "r.db") as store:
         as_protocol: RecordStore = store
-        trusted = ContextItem.harness(ItemKind.system, "Be brief.", item_id="sys")
+        trusted = ContextItem.harness(ItemKind.SYSTEM, "Be brief.", item_id="sys")
         doc = _outside("doc-1", "A document.\nWith two lines and unicode: 日本語 ✓")
         as_protocol.put(trusted)
         as_protocol.put(doc)
@@ -300,7 +300,7 @@ def test_carried_pointers_must_resolve_in_the_sqlite_store(tmp_path: Path) -> No
         (earlier,) = first.build().summary_items
     claimed = StructuredSummary(facts=("Payroll moved.",), pointers=("ghost-42", "payroll-db"))
     forged = ContextItem(
-        item_id="mem-1", kind=ItemKind.summary, content=claimed.render(), trust=Trust.UNTRUSTED,
+        item_id="mem-1", kind=ItemKind.SUMMARY, content=claimed.render(), trust=Trust.UNTRUSTED,
         published_at=BASE - timedelta(days=9), provenance=Provenance(origin="memory"),
         priority=0, summary=claimed,
     )
