@@ -189,7 +189,8 @@ class Planner:
                             * self.scale.numerator // self.scale.denominator)
                 return pointer + written, pointer + written, pointer
             full = measure(escape_content(entry_line(item.item_id, note)))
-            short = measure(escape_content(entry_line(item.item_id, shorten(note, SHORT_NOTE))))
+            cut = shorten(note, SHORT_NOTE)
+            short = full if cut == note else measure(escape_content(entry_line(item.item_id, cut)))
             return full, short, pointer
         carried = item.summary
         pointers = [item.item_id, *[p for p in carried.pointers if p in self._valid]]
