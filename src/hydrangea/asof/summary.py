@@ -198,13 +198,17 @@ def _union(fields: Iterable[Sequence[str]]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(chain.from_iterable(fields)))
 
 
-def _read_label(text: str, start: int) -> tuple[str, int]:
-    """The label starting at ``text[start]`` and the index after it."""
+def _read_label(text: str, start: int, *, entry: bool = False) -> tuple[str, int]:
+    """The label starting at ``text[start]`` and the index after it (in an ``entry`` line a
+    bare label ends at the first ``": "``, on the pointer line at the next space)."""
     if text.startswith('"', start):
         value, end = json.JSONDecoder().raw_decode(text, start)
         if not isinstance(value, str):
             raise ValueError("a quoted pointer is not a string")
         return value, end
+    if entry:
+        end = text.find(": ", start)
+        return (text[start:end], end) if end > start else (text[start:], len(text))
     end = start
     while end < len(text) and not text[end].isspace():
         end += 1
@@ -227,7 +231,7 @@ def parse_pointers(rendered: str) -> tuple[str, ...]:
         if line.startswith("  "):
             continue  # a note's continuation line
         if line.startswith("- "):
-            pointer, end = _read_label(line, 2)
+            pointer, end = _read_label(line, 2, entry=True)
             if not line.startswith(": ", end):
                 raise ValueError(f"malformed summary entry {line!r}")
             pointers.append(pointer)
