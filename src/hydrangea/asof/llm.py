@@ -102,24 +102,51 @@ def parse_reply(text: object) -> _Reply:
         raise ModelReplyError(f"invalid summary reply ({problems})") from exc
 
 
-def _run_in_daemon_thread(call: Callable[[], object]) -> concurrent.futures.Future[object]:
-    """Run ``call`` in a fresh daemon thread, so a hung model cannot block interpreter exit."""
-    future: concurrent.futures.Future[object] = concurrent.futures.Future()
+class _ModelCall:
+    """One model call in a fresh daemon thread (so a hung model cannot block interpreter
+    exit); an async model runs there on that thread's own event loop. :meth:`abandon` cancels
+    the coroutine as soon as its loop gets control back; the answer of an abandoned call is
+    never used."""
 
-    def target() -> None:
+    __slots__ = ("_lock", "_loop", "_task", "future")
+
+    def __init__(self, call: Callable[[], object]) -> None:
+        self.future: concurrent.futures.Future[object] = concurrent.futures.Future()
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Task[object] | None = None
+        threading.Thread(
+            target=self._target, args=(call,), name="hydrangea-llm-summarizer", daemon=True
+        ).start()
+
+    def _target(self, call: Callable[[], object]) -> None:
+        future = self.future
         if not future.set_running_or_notify_cancel():
             return
         try:
             result = call()
             if inspect.isawaitable(result):
-                result = asyncio.run(_await(result))
+                loop = asyncio.new_event_loop()
+                try:
+                    with self._lock:
+                        self._loop = loop
+                        self._task = loop.create_task(_await(result))
+                    result = loop.run_until_complete(self._task)
+                finally:
+                    with self._lock:
+                        self._loop = None
+                    loop.close()
         except BaseException as exc:  # noqa: BLE001 - re-raised in the waiting caller
             future.set_exception(exc)
         else:
             future.set_result(result)
 
-    threading.Thread(target=target, name="hydrangea-llm-summarizer", daemon=True).start()
-    return future
+    def abandon(self) -> None:
+        """Stop waiting: cancel the coroutine (when its loop next runs) or the pending call."""
+        self.future.cancel()
+        with self._lock:
+            if self._loop is not None and self._task is not None:
+                self._loop.call_soon_threadsafe(self._task.cancel)
 
 
 async def _await(value: object) -> object:
@@ -180,11 +207,11 @@ class LLMSummarizer:
             return _finish(items, earlier)
         messages = self.messages(plain)
         model = self._model
-        future = _run_in_daemon_thread(lambda: model(messages))
+        call = _ModelCall(lambda: model(messages))
         try:
-            reply = parse_reply(future.result(timeout=self._timeout))
+            reply = parse_reply(call.future.result(timeout=self._timeout))
         except concurrent.futures.TimeoutError:
-            future.cancel()
+            call.abandon()
             return self._fall_back(items, f"no reply within {self._timeout}s")
         except Exception as exc:  # noqa: BLE001 - any model failure means: use the fallback
             return self._fall_back(items, f"{type(exc).__name__}: {exc}")
@@ -200,9 +227,12 @@ class LLMSummarizer:
         try:
             # In a worker thread even when the model is async: a coroutine that blocks its loop
             # would otherwise stop wait_for from ever firing.
-            pending = asyncio.wrap_future(_run_in_daemon_thread(lambda: model(messages)))
-            reply = parse_reply(await asyncio.wait_for(pending, self._timeout))
+            call = _ModelCall(lambda: model(messages))
+            reply = parse_reply(await asyncio.wait_for(
+                asyncio.shield(asyncio.wrap_future(call.future)), self._timeout
+            ))
         except TimeoutError:
+            call.abandon()
             return self._fall_back(items, f"no reply within {self._timeout}s")
         except Exception as exc:  # noqa: BLE001 - any model failure means: use the fallback
             return self._fall_back(items, f"{type(exc).__name__}: {exc}")
