@@ -77,7 +77,8 @@ def valid_pointers(
 def summary_id(content: str, pointers: Sequence[str], taken: Set[str],
                records: RecordStore, candidate: ContextItem | None = None) -> str:
     """An id for a summary with this text and these pointers: ``summary-`` and 12 decimal
-    digits of their SHA-256 (digits cost the same tokens whatever they are), with ``-2``, ``-3`` ... appended while the id is taken by an admitted item
+    digits of their SHA-256 (digits cost the same tokens whatever they are), with ``-2``,
+    ``-3`` ... appended while the id is taken by an admitted item
     (``taken``) or by a record in ``records`` that is not this very summary (``candidate``,
     the summary item to be stored under it).
 

@@ -10,8 +10,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from hydrangea.asof.errors import InvalidContextItemError
-from hydrangea.asof.summary import StructuredSummary
-from hydrangea.errors import UnencodableTextError
+from hydrangea.asof.summary import StructuredSummary, library_error
 from hydrangea.text import check_encodable
 
 __all__ = ["HARNESS_KINDS", "ContextItem", "ItemKind", "Provenance", "Trust"]
@@ -70,7 +69,7 @@ class Provenance(BaseModel):
         try:
             super().__init__(**data)
         except ValidationError as exc:
-            raise _library_error(exc) from exc
+            raise library_error(exc, InvalidContextItemError) from exc
 
     @model_validator(mode="after")
     def _encodable(self) -> Provenance:
@@ -113,7 +112,7 @@ class ContextItem(BaseModel):
         try:
             super().__init__(**data)
         except ValidationError as exc:
-            raise _library_error(exc) from exc
+            raise library_error(exc, InvalidContextItemError) from exc
 
     @model_validator(mode="after")
     def _consistent(self) -> ContextItem:
@@ -201,23 +200,8 @@ class ContextItem(BaseModel):
         )
 
 
-def _library_error(exc: ValidationError) -> Exception:
-    """The library error for a failed validation: the :class:`UnencodableTextError` a validator
-    raised, else an :class:`InvalidContextItemError` listing every problem."""
-    for error in exc.errors():
-        cause = (error.get("ctx") or {}).get("error")
-        if isinstance(cause, UnencodableTextError):
-            return cause
-    problems = "; ".join(
-        f"{'.'.join(str(p) for p in error['loc']) or 'item'}: {error['msg']}"
-        if error["type"] != "value_error" else str(error["msg"]).removeprefix("Value error, ")
-        for error in exc.errors()
-    )
-    return InvalidContextItemError(problems)
-
-
 def _build(**fields: object) -> ContextItem:
     try:
         return ContextItem.model_validate(fields)
     except ValidationError as exc:
-        raise _library_error(exc) from exc
+        raise library_error(exc, InvalidContextItemError) from exc

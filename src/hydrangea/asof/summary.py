@@ -18,10 +18,11 @@ import json
 import re
 from collections.abc import Iterable, Sequence
 from itertools import chain
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
+from hydrangea.errors import UnencodableTextError
 from hydrangea.text import check_encodable
 
 if TYPE_CHECKING:
@@ -39,6 +40,7 @@ __all__ = [
     "first_sentence",
     "heading",
     "label",
+    "library_error",
     "parse_pointers",
     "pointer_word",
     "quoted",
@@ -55,6 +57,27 @@ SHORT_NOTE = 60
 
 _SENTENCE_END = re.compile(r"[.!?。！？](?=\s|$)")
 _SECTIONS = (("facts", "facts"), ("decisions", "decisions"), ("open questions", "open_questions"))
+
+
+def library_error(exc: ValidationError, kind: type[Exception]) -> Exception:
+    """The library error for a failed validation of a public model: the
+    :class:`~hydrangea.errors.UnencodableTextError` a validator raised (or pydantic's own
+    refusal of a lone surrogate), else a ``kind`` listing every problem."""
+    for error in exc.errors():
+        cause = (error.get("ctx") or {}).get("error")
+        if isinstance(cause, UnencodableTextError):
+            return cause
+        if error["type"] == "string_unicode":
+            where = ".".join(str(p) for p in error["loc"]) or "a field"
+            return UnencodableTextError(
+                f"{where} holds a lone surrogate; text must encode as UTF-8"
+            )
+    problems = "; ".join(
+        f"{'.'.join(str(p) for p in error['loc']) or 'value'}: {error['msg']}"
+        if error["type"] != "value_error" else str(error["msg"]).removeprefix("Value error, ")
+        for error in exc.errors()
+    )
+    return kind(problems)
 
 
 def quoted(text: str) -> str:
@@ -125,6 +148,12 @@ class StructuredSummary(BaseModel):
     open_questions: tuple[str, ...] = ()
     pointers: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise library_error(exc, ValueError) from exc
 
     @model_validator(mode="after")
     def _checked(self) -> StructuredSummary:
