@@ -140,8 +140,8 @@ def test_extractive_summarizer_merges_summary_items() -> None:
     )
     out = ExtractiveSummarizer().summarize([item, doc(1)])
     assert out.facts == ("kept fact",)
-    assert out.pointers == ("old", "doc-1")
-    assert out.notes == ("", "Fact number 1 is true.")
+    assert out.pointers == ("doc-1", "old")  # as the text lists them: noted first
+    assert out.notes == ("Fact number 1 is true.", "")
     assert out.note_of("doc-1") == "Fact number 1 is true." and out.note_of("old") == ""
 
 
@@ -196,9 +196,10 @@ def test_summary_render_matches_an_independent_rendering(
     merged = StructuredSummary.merge([summary, summary])
     deduplicated = StructuredSummary(
         facts=tuple(dict.fromkeys(facts)), decisions=tuple(dict.fromkeys(decisions)),
-        open_questions=tuple(dict.fromkeys(questions)), pointers=pointers,
+        open_questions=tuple(dict.fromkeys(questions)), pointers=summary.pointers,
         notes=summary.notes)
-    assert merged.render() == deduplicated.render() and merged.pointers == pointers
+    assert merged.render() == deduplicated.render()
+    assert merged.pointers == summary.pointers == tuple(expected)
 
 
 @given(

@@ -49,6 +49,7 @@ from hydrangea.areas.summary_text import summary_text
 from hydrangea.asof.counting import TokenCounter
 from hydrangea.asof.fence import data_text, fence_body, published_label
 from hydrangea.asof.items import ItemKind
+from hydrangea.asof.layout import utc
 from hydrangea.asof.records import InMemoryRecordStore, RecordStore
 from hydrangea.asof.summary import ExtractiveSummarizer, StructuredSummary, Summarizer
 from hydrangea.context.area import AreaLifeState
@@ -210,7 +211,8 @@ class CompactionArea(ConversationArea):
         items = [store.require(item_id) for item_id in ids]
         drafted = self._summarizer.summarize(items)
         summary = drafted.model_copy(update={"pointers": ids})
-        latest = max(item.published_at for item in items if item.published_at is not None)
+        latest = max((item.published_at for item in items if item.published_at is not None),
+                     key=utc)
         message = summary_message(
             self.summary_heading,
             summary,

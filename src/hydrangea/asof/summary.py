@@ -129,7 +129,8 @@ def _bullets(entries: Sequence[str]) -> list[str]:
 class StructuredSummary(BaseModel):
     """A compacted summary: facts, decisions and open questions, plus pointers back to the full
     records it replaced, and optionally a note per pointer (``notes[i]`` belongs to
-    ``pointers[i]``; empty means the pointer alone).
+    ``pointers[i]``; empty means the pointer alone). The pointers are kept in the order the
+    text lists them, those with a note first.
 
     >>> s = StructuredSummary(facts=("Rates rose.",), pointers=("doc-1", "doc-2"),
     ...                       notes=("The Fed raised rates.", ""))
@@ -154,6 +155,21 @@ class StructuredSummary(BaseModel):
             super().__init__(**data)
         except ValidationError as exc:
             raise library_error(exc, ValueError) from exc
+
+    @model_validator(mode="before")
+    @classmethod
+    def _noted_first(cls, data: Any) -> Any:
+        """Pointers are kept in the order the text lists them: those with a note first."""
+        if isinstance(data, dict) and data.get("notes"):
+            pointers, notes = data.get("pointers", ()), data["notes"]
+            if isinstance(pointers, Sequence) and isinstance(notes, Sequence) and len(
+                pointers
+            ) == len(notes):
+                pairs = list(zip(pointers, notes, strict=True))
+                ordered = [p for p in pairs if p[1]] + [p for p in pairs if not p[1]]
+                data = {**data, "pointers": tuple(p for p, _ in ordered),
+                        "notes": tuple(n for _, n in ordered)}
+        return data
 
     @model_validator(mode="after")
     def _checked(self) -> StructuredSummary:
@@ -204,7 +220,7 @@ class StructuredSummary(BaseModel):
     def merge(cls, summaries: Iterable[StructuredSummary]) -> StructuredSummary:
         """One summary holding every entry of ``summaries``: each field is the union of theirs,
         in order of first appearance, without duplicates; a pointer keeps its first non-empty
-        note."""
+        note (and the pointers with a note come first, as the text lists them)."""
         parts = list(summaries)
         notes: dict[str, str] = {}
         for part in parts:
@@ -212,14 +228,14 @@ class StructuredSummary(BaseModel):
             for pointer, note in zip(part.pointers, part_notes, strict=True):
                 if not notes.get(pointer):
                     notes[pointer] = note
-        has_notes = any(notes.values())
+        ordered = [p for p, n in notes.items() if n] + [p for p, n in notes.items() if not n]
         # The parts are validated models already: their fields are tuples of str.
         return cls.model_construct(
             facts=_union(s.facts for s in parts),
             decisions=_union(s.decisions for s in parts),
             open_questions=_union(s.open_questions for s in parts),
-            pointers=tuple(notes),
-            notes=tuple(notes.values()) if has_notes else (),
+            pointers=tuple(ordered),
+            notes=tuple(notes[p] for p in ordered) if any(notes.values()) else (),
         )
 
 
