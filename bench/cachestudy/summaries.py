@@ -92,10 +92,12 @@ def reachable_texts(final_text: str, records: Mapping[str, str] | None) -> list[
     """The final request's text and every record that an id named in it leads to.
 
     The text is split into id-like words (letters, digits and ``_./:-``); a record is reachable
-    when its whole id is one of those words, so ``turn-5`` never matches ``turn-50``.
+    when its whole id is one of those words (or is one but for a trailing colon, as a summary
+    entry ``- <id>: <note>`` writes it), so ``turn-5`` never matches ``turn-50``.
     """
     out = [final_text]
     if records:
         words = set(_ID_SPLIT.split(final_text))
+        words |= {word[:-1] for word in words if word.endswith(":")}  # "- <id>: <note>"
         out.extend(text for key, text in records.items() if key in words)
     return out
