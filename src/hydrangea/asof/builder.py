@@ -287,7 +287,8 @@ class ContextBuilder:
         best = yield from planner.run(room)
         _warn_invalid(untrusted, valid)
         summary = best.summary
-        kept = [i for i in planner.order if i.item_id in set(best.source_ids)]
+        replaced = set(best.source_ids)
+        kept = [i for i in planner.order if i.item_id in replaced]
         kept.extend(best.indexed)
         if summary is not None:
             kept.append(summary)

@@ -277,6 +277,21 @@ class Planner:
             return Level.FULL
         return stage.lower if position < stage.start + b else stage.upper
 
+    def levels(self, state: int) -> list[Level]:
+        """The level of every item, in importance order, in ``state``."""
+        n = len(self.order)
+        number, b = self._locate(state)
+        if number == -1:
+            return [Level.FULL] * n
+        if number == len(self._stages):
+            return [Level.INDEX] * b + [Level.POINTER] * (n - b)
+        stage = self._stages[number]
+        cut = stage.start + b
+        return (
+            [Level.POINTER] * stage.start + [stage.lower] * b + [stage.upper] * (stage.stop - cut)
+            + [Level.FULL] * (n - stage.stop)
+        )
+
     def estimate(self, state: int) -> int:
         """The estimated cost of the data message in ``state``, in measure units."""
         prefix, n = self._prefix, len(self.order)
@@ -360,7 +375,7 @@ class Planner:
         known = self._seen.get(state)
         if known is not None:
             return known
-        levels = [self.level(state, p) for p in range(len(self.order))]
+        levels = self.levels(state)
         summarized = [p for p, lv in enumerate(levels) if Level.POINTER <= lv < Level.FULL]
         indexed = tuple(self.order[p] for p, lv in enumerate(levels) if lv is Level.INDEX)
         summary: ContextItem | None = None
@@ -392,8 +407,9 @@ class Planner:
         pieces = data_message(bodies, index)
         text = None if pieces is None else "".join(pieces)
         tokens = self._fixed + (0 if text is None else self._count(text))
+        source_set = {s.item_id for s in sources}
         source_ids = () if summary is None else tuple(
-            p for p in summary.pointers if p in {s.item_id for s in sources}
+            p for p in summary.pointers if p in source_set
         )
         candidate = Candidate(state, summary, source_ids, indexed, tuple(shown_items), text,
                               tokens)

@@ -90,7 +90,10 @@ def quoted(text: str) -> str:
 def label(pointer: str) -> str:
     """A pointer as a summary writes it: bare when it is printable, has no whitespace and does
     not start with a quote; JSON-quoted otherwise."""
-    if pointer and pointer.isprintable() and not pointer.startswith('"') and not any(
+    if pointer.isascii():  # printable ASCII holds no whitespace but the space
+        if pointer and pointer.isprintable() and " " not in pointer and pointer[0] != '"':
+            return pointer
+    elif pointer.isprintable() and pointer[0] != '"' and not any(
         char.isspace() for char in pointer
     ):
         return pointer
@@ -105,7 +108,9 @@ def heading(count: int) -> str:
 def entry_line(pointer: str, note: str) -> str:
     """One noted record: ``- <label>: <note>`` (continuation lines indented), with its
     newline."""
-    return f"- {label(pointer)}: {note.replace(chr(10), chr(10) + '  ')}\n"
+    if "\n" in note:
+        note = note.replace("\n", "\n  ")
+    return f"- {label(pointer)}: {note}\n"
 
 
 def pointer_word(pointer: str) -> str:
