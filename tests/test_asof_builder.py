@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import logging
 from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 

@@ -13,8 +13,8 @@ from hydrangea.asof import (
     ContextBuilder,
     ContextItem,
     FenceFormatError,
-    OpenAITokenCounter,
     ItemKind,
+    OpenAITokenCounter,
     Trust,
     unfence,
 )

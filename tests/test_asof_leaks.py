@@ -269,4 +269,4 @@ def test_direct_construction_raises_library_errors_not_pydantic_ones() -> None:
         ContextItem(item_id="x", kind=ItemKind.MEMORY, content="x",
                     published_at=datetime(2025, 1, 1), provenance=Provenance(origin="h"))
     with pytest.raises(InvalidContextItemError):
-        Provenance(origin=3)  # type: ignore[arg-type]
+        Provenance(origin=3)

@@ -17,13 +17,13 @@ from hydrangea.asof import (
     ContextItem,
     InMemoryRecordStore,
     ItemKind,
+    OpenAITokenCounter,
     StructuredSummary,
     Summarizer,
     TokenCounter,
     Trust,
     unfence,
 )
-from hydrangea.asof import OpenAITokenCounter
 from hydrangea.asof.fence import (
     PLACEHOLDER_NONCE,
     data_pieces,

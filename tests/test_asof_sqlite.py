@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -106,9 +106,9 @@ def test_get_verifies_that_the_row_holds_the_record_asked_for(tmp_path: Path) ->
     with sqlite3.connect(path) as raw:  # another writer swaps the body of the row
         raw.execute("UPDATE records SET body = ? WHERE item_id = ?",
                     (_make_item("a", 2).model_dump_json(), "a-1"))
-    with SqliteRecordStore(path) as store:
-        with pytest.raises(RecordStoreError, match="holds record 'a-2'"):
-            store.get("a-1")
+    swapped = pytest.raises(RecordStoreError, match="holds record 'a-2'")
+    with SqliteRecordStore(path) as store, swapped:
+        store.get("a-1")
 
 
 def test_identical_put_is_idempotent_and_different_item_is_refused(tmp_path: Path) -> None:
