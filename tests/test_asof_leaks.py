@@ -112,11 +112,11 @@ def test_a_summary_is_dated_by_its_latest_source_in_utc() -> None:
     earlier = datetime(2025, 11, 2, 1, 45, tzinfo=tz)  # 05:45 UTC, a later wall time
     as_of = datetime(2025, 11, 3, tzinfo=UTC)
     items = [
-        ContextItem.outside(ItemKind.DOCUMENT, f"Note {n}. " + "words " * 60, item_id=f"d{n}",
+        ContextItem.outside(ItemKind.DOCUMENT, f"Note {n}. " + "words " * 150, item_id=f"d{n}",
                             published_at=when, origin="web")
         for n, when in enumerate([later, earlier])
     ]
-    builder = ContextBuilder(as_of=as_of, token_budget=100)
+    builder = ContextBuilder(as_of=as_of, token_budget=225)
     for item in items:
         builder.add(item)
     (summary,) = builder.build().summary_items
