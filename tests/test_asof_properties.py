@@ -306,13 +306,14 @@ def test_large_build_counts_each_block_a_bounded_number_of_times() -> None:
 @given(st.lists(st.tuples(adversarial_text, adversarial_label, adversarial_label,
                           st.sampled_from([k.value for k in ItemKind]),
                           st.sampled_from(["-", "20250101000000", "20250101000000.000001"])),
-                min_size=1, max_size=6))
-def test_the_pieces_of_a_data_message_add_up_under_o200k(
-    rows: list[tuple[str, str, str, str, str]]
+                min_size=1, max_size=6),
+       st.sampled_from(["o200k_base", "cl100k_base"]))
+def test_the_pieces_of_a_data_message_add_up_under_openai_encodings(
+    rows: list[tuple[str, str, str, str, str]], encoding: str
 ) -> None:
-    """What lets a build count each block once: o200k counts the whole data message as the
-    sum of its pieces, and a block counts the same with the placeholder nonce."""
-    counter = OpenAITokenCounter("o200k_base")
+    """What lets a build count each block once: o200k (and cl100k) count the whole data
+    message as the sum of its pieces, and a block counts the same with the placeholder nonce."""
+    counter = OpenAITokenCounter("o200k_base" if encoding == "o200k_base" else "cl100k_base")
     bodies = [fence_body(c, item_id=i, origin=o, kind=k, published=p) for c, i, o, k, p in rows]
     nonce, end = nonces_of_bodies(bodies)
     pieces = data_pieces(bodies, nonce, end)

@@ -59,7 +59,7 @@ from hydrangea.asof.layout import (
     split_trusted,
     utc,
 )
-from hydrangea.asof.planning import MAX_ATTEMPTS, Planner
+from hydrangea.asof.planning import MAX_ATTEMPTS, Planner, adds_up
 from hydrangea.asof.records import InMemoryRecordStore, RecordStore
 from hydrangea.asof.result import (
     BuiltContext,
@@ -266,7 +266,8 @@ class ContextBuilder:
             pieces = data_message(bodies, None)
             assert pieces is not None  # there are bodies
             text = "".join(pieces)
-            tokens = fixed + count(text)
+            # o200k counts the pieces as measured: no second pass over the whole text
+            tokens = fixed + (estimate if adds_up(self._counter) else count(text))
             if tokens <= budget:  # everything fits: nothing to plan or compact
                 shown = (*head, *untrusted, *tail)
                 return self._result(assemble(head, text, tail), tokens, shown, None, ())

@@ -68,8 +68,9 @@ from hydrangea.asof.summary import (
     shorten,
     summary_overhead,
 )
+from hydrangea.asof.tokenizers import OpenAITokenCounter
 
-__all__ = ["MAX_ATTEMPTS", "Candidate", "Level", "Planner"]
+__all__ = ["MAX_ATTEMPTS", "Candidate", "Level", "Planner", "adds_up"]
 
 MAX_ATTEMPTS: Final = 8
 """The most states one build renders before it settles for the best that fitted."""
@@ -78,6 +79,16 @@ _CLOSE_ENOUGH: Final = 256
 _PLACEHOLDER_END: Final = "0" * END_LENGTH
 
 Request = Generator[list[ContextItem], StructuredSummary, "Candidate"]
+
+
+def adds_up(counter: TokenCounter) -> bool:
+    """Whether ``counter`` counts a data message exactly as the sum of its pieces
+    (:func:`~hydrangea.asof.fence.data_pieces`), and a block the same with the placeholder
+    nonce: true of the exact OpenAI counter (o200k and cl100k split text before a line that
+    follows a newline, and every 12-digit nonce is four tokens; ``tests/test_asof_properties.py``
+    checks both on adversarial text), so a build counts each block once and never the whole
+    message again. Any other counter is counted on the whole text."""
+    return type(counter) is OpenAITokenCounter
 
 
 class Level(IntEnum):
@@ -118,6 +129,7 @@ class Planner:
     """Plans and renders one build that does not fit in full (see the module documentation)."""
 
     __slots__ = (
+        "_additive",
         "_budget",
         "_costs",
         "_count",
@@ -156,6 +168,7 @@ class Planner:
         valid: Set[str],
     ) -> None:
         self._count = counter.count
+        self._additive = adds_up(counter)
         per = chars_per_token(counter)
         self._per: Fraction = Fraction(1) if per is None else per
         self._measure: Callable[[str], int] = counter.count if per is None else len
@@ -406,7 +419,12 @@ class Planner:
             index = index_line(len(indexed), min(when), max(when))
         pieces = data_message(bodies, index)
         text = None if pieces is None else "".join(pieces)
-        tokens = self._fixed + (0 if text is None else self._count(text))
+        if text is None:
+            tokens = self._fixed
+        elif self._additive:  # the pieces add up: count only what was not counted yet
+            tokens = self._fixed + self._pieces_tokens(levels, summary, index)
+        else:
+            tokens = self._fixed + self._count(text)
         source_set = {s.item_id for s in sources}
         source_ids = () if summary is None else tuple(
             p for p in summary.pointers if p in source_set
@@ -415,6 +433,21 @@ class Planner:
                               tokens)
         self._seen[state] = candidate
         return candidate
+
+    def _pieces_tokens(
+        self, levels: Sequence[Level], summary: ContextItem | None, index: str | None
+    ) -> int:
+        """The data message's tokens as the sum of its pieces (see :func:`adds_up`): the blocks
+        shown in full were counted once already, the summary block and index line are new."""
+        count, full = self._count, self._costs[Level.FULL]
+        blocks = sum(cost for cost, level in zip(full, levels, strict=True)
+                     if level is Level.FULL)
+        if summary is not None:
+            blocks += count(f"{MARK}{PLACEHOLDER_NONCE}{block_body(summary)}{SEPARATOR}")
+        if blocks == 0:  # no fence: the index line alone
+            return count(index) if index is not None else 0
+        fence_cost = self.overhead[0]
+        return fence_cost + blocks + (count("\n" + index) if index is not None else 0)
 
     def _merge(self, positions: Sequence[int], levels: Sequence[Level],
                model: StructuredSummary | None) -> StructuredSummary:
