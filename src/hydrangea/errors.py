@@ -16,10 +16,12 @@ The tree::
     ├── UnsupportedContentError (ValueError)     a Message the gateway cannot express
     ├── InvalidMessageError (TypeError)          something that is not a Message where one belongs
     ├── UnencodableTextError (ValueError)        text that cannot be stored (a lone surrogate)
+    ├── CachingError (ValueError)                prompt-caching settings or markers that conflict
     ├── SerializationError (ValueError)          a saved file that cannot be read back
     ├── MissingExtraError (ImportError)          an optional dependency; names the extra
     ├── LiveUnavailableError, LiveCallError      the demo's --live mode
     ├── ContextStateError (RuntimeError)         not allowed in the current state
+    ├── SelectorError (ValueError)               a depth selector that is malformed or absent
     ├── AreaContractError (TypeError)            an object that is not a Context Area
     ├── DuplicateAreaError (ValueError)          the same area registered twice
     ├── InvalidEffectRangeError (ValueError)     bounds that are not 0 <= earliest <= latest
@@ -51,6 +53,7 @@ The tree::
         ├── SessionNotFoundError (KeyError)      no session under that id
         ├── SessionConflictError                 the session changed since it was loaded
         ├── StoreUnavailableError (ConnectionError)  the server cannot be reached
+        ├── StorePermissionError (PermissionError)   the store refuses to write (read-only)
         ├── RecordStoreError (also ContextError) a record database that fails
         └── SchemaVersionError                   the store's schema is not one this version reads
 """
@@ -61,6 +64,7 @@ __all__ = [
     "AreaContractError",
     "AreaUsageError",
     "AsOfViolationError",
+    "CachingError",
     "ComponentNotFoundError",
     "ContextBudgetError",
     "ContextError",
@@ -90,10 +94,12 @@ __all__ = [
     "RecordNotFoundError",
     "RecordStoreError",
     "SchemaVersionError",
+    "SelectorError",
     "SerializationError",
     "SessionConflictError",
     "SessionNotFoundError",
     "StoreError",
+    "StorePermissionError",
     "StoreUnavailableError",
     "StreamEventError",
     "SummarizerMismatchError",
@@ -170,8 +176,17 @@ class LiveCallError(HydrangeaError):
     """A live provider call failed (network, authentication, a refused request)."""
 
 
+class CachingError(HydrangeaError, ValueError):
+    """Prompt-caching settings that make no sense, or cache markers that contradict them
+    (an unknown TTL, a longer TTL after a shorter one, an explicit cache without content)."""
+
+
 class SerializationError(HydrangeaError, ValueError):
     """A saved Context (or session) that cannot be read back."""
+
+
+class SelectorError(HydrangeaError, ValueError):
+    """A depth selector (``"d0, 1"``) that is not well formed, or coordinates the request lacks."""
 
 
 class ContextStateError(HydrangeaError, RuntimeError):
@@ -330,6 +345,10 @@ class SessionConflictError(StoreError):
 
 class StoreUnavailableError(StoreError, ConnectionError):
     """The store's server cannot be reached, or the connection dropped; nothing was written."""
+
+
+class StorePermissionError(StoreError, PermissionError):
+    """The store refuses to write: a read-only role, transaction or file. Nothing was written."""
 
 
 class RecordStoreError(StoreError, ContextError):
