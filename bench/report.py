@@ -34,8 +34,9 @@ from reporting.peers import (  # noqa: E402
     generic_section,
     lifecycle_section,
 )
+from reporting.turns import load_section, session_section, tokenizers_section  # noqa: E402
 
-KNOWN = ("coop", "asof", "lifecycle", "cache")
+KNOWN = ("coop", "asof", "lifecycle", "cache", "session", "load", "tokenizers")
 
 
 def _machine_line(run: dict[str, Any] | None, results: dict[str, dict[str, Any] | None]) -> str:
@@ -109,6 +110,9 @@ def build() -> Page:
         "asof": asof_section,
         "lifecycle": lifecycle_section,
         "cache": cache_section,
+        "session": session_section,
+        "load": load_section,
+        "tokenizers": tokenizers_section,
     }
     for name in names:
         data, missing = loaded[name]

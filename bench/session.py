@@ -235,8 +235,11 @@ def egregore_session(turns: int, budget_s: float) -> dict[str, Any]:
 def summary(samples: list[int]) -> dict[str, Any]:
     wanted = sorted({*(p for p in POINTS if p <= len(samples)), len(samples)})
     points = {str(p): round(v, 4) for p in wanted if (v := at(samples, p)) is not None}
+    step = max(WINDOW, len(samples) // 40 // WINDOW * WINDOW)
+    curve = {str(t): round(v, 4) for t in range(step, len(samples) + 1, step)
+             if (v := at(samples, t)) is not None}
     return {"turns": len(samples), "total_s": round(sum(samples) / 1e9, 4),
-            "turn_ms": points}
+            "turn_ms": points, "curve_ms": curve}
 
 
 def main() -> None:
@@ -290,6 +293,8 @@ def main() -> None:
             "egregore_total_s": theirs["total_s"],
             "hydrangea_turn_ms": ours["turn_ms"],
             "egregore_turn_ms": theirs["turn_ms"],
+            "hydrangea_curve_ms": ours["curve_ms"],
+            "egregore_curve_ms": theirs["curve_ms"],
             "total_ratio_egregore_over_hydrangea": round(theirs["total_s"] / ours["total_s"], 2),
             "last_turn_ratio_egregore_over_hydrangea": round(
                 theirs["turn_ms"][last] / ours["turn_ms"][last], 2),
