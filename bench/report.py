@@ -34,9 +34,10 @@ from reporting.peers import (  # noqa: E402
     generic_section,
     lifecycle_section,
 )
+from reporting.stores import stores_section  # noqa: E402
 from reporting.turns import load_section, session_section, tokenizers_section  # noqa: E402
 
-KNOWN = ("coop", "asof", "lifecycle", "cache", "session", "load", "tokenizers")
+KNOWN = ("coop", "asof", "lifecycle", "cache", "stores", "session", "load", "tokenizers")
 
 
 def _machine_line(run: dict[str, Any] | None, results: dict[str, dict[str, Any] | None]) -> str:
@@ -110,6 +111,7 @@ def build() -> Page:
         "asof": asof_section,
         "lifecycle": lifecycle_section,
         "cache": cache_section,
+        "stores": stores_section,
         "session": session_section,
         "load": load_section,
         "tokenizers": tokenizers_section,

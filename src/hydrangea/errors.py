@@ -16,6 +16,7 @@ The tree::
     ├── UnsupportedContentError (ValueError)     a Message the gateway cannot express
     ├── InvalidMessageError (TypeError)          something that is not a Message where one belongs
     ├── UnencodableTextError (ValueError)        text that cannot be stored (a lone surrogate)
+    ├── CachingError (ValueError)                prompt-caching settings or markers that conflict
     ├── SerializationError (ValueError)          a saved file that cannot be read back
     ├── MissingExtraError (ImportError)          an optional dependency; names the extra
     ├── LiveUnavailableError, LiveCallError      the demo's --live mode
@@ -52,6 +53,7 @@ The tree::
         ├── SessionNotFoundError (KeyError)      no session under that id
         ├── SessionConflictError                 the session changed since it was loaded
         ├── StoreUnavailableError (ConnectionError)  the server cannot be reached
+        ├── StorePermissionError (PermissionError)   the store refuses to write (read-only)
         ├── RecordStoreError (also ContextError) a record database that fails
         └── SchemaVersionError                   the store's schema is not one this version reads
 """
@@ -62,6 +64,7 @@ __all__ = [
     "AreaContractError",
     "AreaUsageError",
     "AsOfViolationError",
+    "CachingError",
     "ComponentNotFoundError",
     "ContextBudgetError",
     "ContextError",
@@ -96,6 +99,7 @@ __all__ = [
     "SessionConflictError",
     "SessionNotFoundError",
     "StoreError",
+    "StorePermissionError",
     "StoreUnavailableError",
     "StreamEventError",
     "SummarizerMismatchError",
@@ -170,6 +174,11 @@ class LiveUnavailableError(HydrangeaError):
 
 class LiveCallError(HydrangeaError):
     """A live provider call failed (network, authentication, a refused request)."""
+
+
+class CachingError(HydrangeaError, ValueError):
+    """Prompt-caching settings that make no sense, or cache markers that contradict them
+    (an unknown TTL, a longer TTL after a shorter one, an explicit cache without content)."""
 
 
 class SerializationError(HydrangeaError, ValueError):
@@ -336,6 +345,10 @@ class SessionConflictError(StoreError):
 
 class StoreUnavailableError(StoreError, ConnectionError):
     """The store's server cannot be reached, or the connection dropped; nothing was written."""
+
+
+class StorePermissionError(StoreError, PermissionError):
+    """The store refuses to write: a read-only role, transaction or file. Nothing was written."""
 
 
 class RecordStoreError(StoreError, ContextError):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from hydrangea.areas import AsOfArea, CompactingConversation, OneShotNoticeArea, ToolLoopArea
 from hydrangea.asof import ApproxTokenCounter, ContextBuilder, ContextItem, ItemKind
@@ -37,6 +37,9 @@ from hydrangea.gateway import GatewayType
 from hydrangea.lifecycle import Component
 from hydrangea.lifecycle.session import Lifecycle
 from hydrangea.message import Message, Role, TextPart, ToolCallPart
+
+if TYPE_CHECKING:
+    from hydrangea.stores import SessionStore, StoredSession
 
 __all__ = ["DEFAULT_THRESHOLD", "DemoModel", "SessionOptions", "run_session"]
 
@@ -73,6 +76,10 @@ class SessionOptions:
     live: bool = False
     save_to: Path | None = None
     """Where to save the lifecycle session at the end (for ``hydrangea explore``)."""
+    store: SessionStore | None = None
+    """A session store to save the lifecycle session to after every turn (incrementally)."""
+    session_id: str = "demo"
+    """The session's id in :attr:`store`."""
 
 
 class _Tracker:
@@ -193,6 +200,7 @@ def run_session(
     previous_overlay: tuple[str, ...] = ()
     pending_retrieval: tuple[int, Any, tuple[RejectionFacts, ...]] | None = None
     waiting_compaction: CompactionFacts | None = None
+    stored: StoredSession[Lifecycle] | None = None
 
     for turn in range(1, options.turns + 1):
         spec = scenario.turn_spec(turn)
@@ -302,12 +310,18 @@ def run_session(
                 reply_text = message.text
                 break
         turns.append(TurnFacts(turn, spec.user, reply_text, tuple(turn_requests)))
+        if options.store is not None:
+            if stored is None:
+                stored = options.store.create(options.session_id, lifecycle)
+            else:
+                options.store.save(stored)
 
     for origin, name, value in pending_reasoning:
         reasoning.append(ReasoningFacts(origin, name, value, None, None, False))
     if options.save_to is not None:
         lifecycle.save(options.save_to)
     return DemoReport(
+        reported_usage=context.usage.totals() if len(context.usage) else {},
         gateway=options.gateway.value,
         model=model.name,
         live=options.live,
