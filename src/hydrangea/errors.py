@@ -49,6 +49,9 @@ The tree::
     │   └── RecordStoreError (also StoreError)   a record database that fails
     ├── AreaUsageError (ValueError)              a ready-made area handed what it cannot take
     ├── ToolError                                raised by a tool to report a failure
+    ├── ToolDefinitionError (TypeError)          a function that cannot be declared as a tool
+    ├── DuplicateToolError (ValueError)          two tools under one name
+    ├── ToolResultError (TypeError)              a tool's return value that is not JSON
     └── StoreError                               session and record stores
         ├── SessionNotFoundError (KeyError)      no session under that id
         ├── SessionConflictError                 the session changed since it was loaded
@@ -72,6 +75,7 @@ __all__ = [
     "DuplicateAreaError",
     "DuplicateItemError",
     "DuplicateKeyError",
+    "DuplicateToolError",
     "FenceFormatError",
     "GatewayMismatchError",
     "GcPrologueError",
@@ -103,7 +107,9 @@ __all__ = [
     "StoreUnavailableError",
     "StreamEventError",
     "SummarizerMismatchError",
+    "ToolDefinitionError",
     "ToolError",
+    "ToolResultError",
     "UndatedItemError",
     "UnencodableTextError",
     "UnknownEncodingError",
@@ -323,6 +329,20 @@ class ToolError(HydrangeaError):
 
     The loop turns it into an error tool result for the model; any other exception escapes.
     """
+
+
+class ToolDefinitionError(HydrangeaError, TypeError):
+    """A function that cannot be declared as a tool: a parameter without a type annotation,
+    ``*args`` or ``**kwargs``, positional-only parameters, or a type with no JSON schema."""
+
+
+class DuplicateToolError(HydrangeaError, ValueError):
+    """Two tools given under the same name (to a tool loop or a request)."""
+
+
+class ToolResultError(HydrangeaError, TypeError):
+    """A tool returned a value that cannot be sent to the model as JSON. This is a defect of the
+    tool, not of the model's call, so it is raised rather than returned as an error result."""
 
 
 # -- stores -----------------------------------------------------------------------------------

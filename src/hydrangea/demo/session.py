@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from hydrangea.areas import AsOfArea, CompactingConversation, OneShotNoticeArea, ToolLoopArea
 from hydrangea.asof import ApproxTokenCounter, ContextBuilder, ContextItem, ItemKind
 from hydrangea.asof.fence import CLOSE, OPEN, unfence
-from hydrangea.context.area import AreaLifeState, ContextAreaImplementation
+from hydrangea.context.area import AnyContextArea, AreaLifeState, ContextAreaImplementation
 from hydrangea.context.context import Context
 from hydrangea.coop import CoopContext
 from hydrangea.demo import scenario
@@ -88,10 +88,10 @@ class _Tracker:
     def __init__(self) -> None:
         self.events: list[Event] = []
         self._labels: dict[int, str] = {}
-        self._areas: dict[int, ContextAreaImplementation] = {}
+        self._areas: dict[int, AnyContextArea] = {}
         self._retired: set[int] = set()
 
-    def label(self, area: ContextAreaImplementation) -> str:
+    def label(self, area: AnyContextArea) -> str:
         return self._labels.get(id(area), type(area).__name__)
 
     def registered(self, area: ContextAreaImplementation, label: str, turn: int) -> None:
@@ -105,7 +105,7 @@ class _Tracker:
                 self._retired.add(key)
                 self.events.append(Event(turn, request, "retired", self._labels[key]))
 
-    def collected(self, turn: int, request: int, areas: tuple[ContextAreaImplementation, ...],
+    def collected(self, turn: int, request: int, areas: tuple[AnyContextArea, ...],
                   detached: int, promoted: int) -> None:
         for area in areas:
             self.events.append(
