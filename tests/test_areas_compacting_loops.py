@@ -171,7 +171,7 @@ def _reachable(conversation: CompactingConversation, context: Context) -> str:
         if pointer in seen or pointer not in store.ids():
             continue
         seen.add(pointer)
-        text = store.get(pointer).content
+        text = store.require(pointer).content
         texts.append(text)
         queue.extend(parse_pointers(text))
     return "\n".join(texts)
