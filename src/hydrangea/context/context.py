@@ -8,11 +8,17 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, overload
 
+from hydrangea._saved import check_format, read_text_checked, write_text_atomic
 from hydrangea.context.adapter import Adapter
 from hydrangea.context.native import NativeContent, copy_json
 from hydrangea.context.registry import adapter_for
 from hydrangea.context.view import ContextView
-from hydrangea.errors import InvalidItemError, SerializationError
+from hydrangea.errors import (
+    InvalidItemError,
+    InvalidMessageError,
+    SerializationError,
+    UnencodableTextError,
+)
 from hydrangea.gateway import GatewayType
 from hydrangea.message import Message
 
@@ -105,11 +111,25 @@ class Context(Sequence[NativeContent]):
         self.emplace_messages((message,))
 
     def emplace_messages(self, messages: Iterable[Message]) -> None:
-        """Convert and append several messages, all or nothing."""
+        """Convert and append several messages, all or nothing.
+
+        Anything that is not a :class:`~hydrangea.message.Message` (a dict, a string ...) raises
+        :class:`~hydrangea.errors.InvalidMessageError` (a ``TypeError``); build the Message
+        first, or append a native item with :meth:`push_back`.
+        """
+        if isinstance(messages, Message | str | bytes | dict):
+            raise InvalidMessageError(
+                "emplace_messages takes an iterable of Message objects, got a single "
+                f"{type(messages).__name__}"
+            )
         converted: list[NativeContent] = []
-        for message in messages:
+        for index, message in enumerate(messages):
             if not isinstance(message, Message):
-                raise TypeError(f"expected a hydrangea Message, got {type(message).__name__}")
+                raise InvalidMessageError(
+                    f"message {index}: expected a hydrangea Message, got "
+                    f"{type(message).__name__} (use Message(role=..., content=...), or "
+                    "push_back() for a provider-native dict)"
+                )
             converted.extend(self._adapter.from_message(message))
         self.extend(converted)
 
@@ -122,10 +142,16 @@ class Context(Sequence[NativeContent]):
         self.extend(self._adapter.from_output(item))
 
     def extend(self, items: Iterable[NativeContent]) -> None:
-        """Append native items after validating every one of them; all or nothing."""
+        """Append native items after validating every one of them; all or nothing.
+
+        Each item is copied in one walk that checks its JSON shape (string keys, finite
+        numbers, JSON types only, nesting at most :data:`~hydrangea.context.native.MAX_DEPTH`
+        deep) and its text (no lone surrogate: :class:`~hydrangea.errors.UnencodableTextError`),
+        then checked by the gateway's adapter.
+        """
         staged: list[NativeContent] = []
-        for item in items:
-            copied = copy_json(item)
+        for index, item in enumerate(items):
+            copied = copy_json(item, f"native item {index}")
             self._adapter.validate(copied)
             staged.append(copied)
         self._items.extend(staged)
@@ -165,14 +191,15 @@ class Context(Sequence[NativeContent]):
     @classmethod
     def from_json(cls, text: str) -> Context:
         """Read a Context written by :meth:`to_json`; items are validated as on append."""
+        if not isinstance(text, str):
+            raise SerializationError(f"a saved Context is JSON text, got {type(text).__name__}")
         try:
             document = json.loads(text)
         except json.JSONDecodeError as exc:
             raise SerializationError(f"not a saved Context: invalid JSON ({exc})") from exc
-        if not isinstance(document, dict) or document.get("format") != _FORMAT:
-            raise SerializationError("not a saved Context: the 'format' field is missing")
-        if document.get("version") != _VERSION:
-            raise SerializationError(f"unsupported Context version {document.get('version')!r}")
+        except RecursionError as exc:  # the C parser's own bound, far past MAX_DEPTH
+            raise SerializationError("not a saved Context: JSON nested too deeply") from exc
+        document = check_format(document, _FORMAT, _VERSION, "a saved Context")
         try:
             gateway = GatewayType(document["gateway"])
         except (KeyError, ValueError) as exc:
@@ -182,14 +209,19 @@ class Context(Sequence[NativeContent]):
             raise SerializationError("saved Context has no 'items' list")
         try:
             return cls(gateway, items)
-        except InvalidItemError as exc:
+        except (InvalidItemError, UnencodableTextError) as exc:
             raise SerializationError(f"saved Context holds an invalid item: {exc}") from exc
 
     def save(self, path: str | Path) -> None:
-        """Write :meth:`to_json` to ``path`` (UTF-8)."""
-        Path(path).write_text(self.to_json(), encoding="utf-8")
+        """Write :meth:`to_json` to ``path`` (UTF-8), atomically.
+
+        The text goes to a temporary file in the same folder, is flushed to disk, and is then
+        renamed over ``path``: a save that fails (or a crash in the middle) leaves the previous
+        file as it was.
+        """
+        write_text_atomic(path, self.to_json(), "the Context")
 
     @classmethod
     def load(cls, path: str | Path) -> Context:
-        """Read a Context saved with :meth:`save`."""
-        return cls.from_json(Path(path).read_text(encoding="utf-8"))
+        """Read a Context saved with :meth:`save`; :class:`SerializationError` if it is not one."""
+        return cls.from_json(read_text_checked(path, "Context"))
