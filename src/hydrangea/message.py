@@ -24,7 +24,12 @@ from typing import Annotated, Any, Literal, Self, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from hydrangea.errors import HydrangeaError, MessageValidationError, UnencodableTextError
+from hydrangea.errors import (
+    HydrangeaError,
+    InputTooDeepError,
+    MessageValidationError,
+    UnencodableTextError,
+)
 from hydrangea.frozen_json import FrozenJSONArray, FrozenJSONObject, freeze
 from hydrangea.text import first_unencodable
 
@@ -61,8 +66,8 @@ def _library_error(model: type[BaseModel], exc: ValidationError) -> HydrangeaErr
         cause = error.get("ctx", {}).get("error")
         if isinstance(cause, HydrangeaError) and not where:  # already wrapped by a custom init
             return cause
-        if isinstance(cause, UnencodableTextError):
-            return UnencodableTextError(f"{model.__name__}{' ' + where if where else ''}: {cause}")
+        if isinstance(cause, UnencodableTextError | InputTooDeepError):
+            return type(cause)(f"{model.__name__}{' ' + where if where else ''}: {cause}")
         message = str(cause) if isinstance(cause, Exception) else error["msg"]
         problems.append(f"{where or 'value'}: {message}")
     return MessageValidationError(f"invalid {model.__name__}: " + "; ".join(problems))
