@@ -10,7 +10,7 @@ from typing import Any, overload
 
 from hydrangea._saved import check_format, read_text_checked, write_text_atomic
 from hydrangea.context.adapter import Adapter
-from hydrangea.context.native import NativeContent, copy_json
+from hydrangea.context.native import NativeContent, copy_json, copy_json_value
 from hydrangea.context.registry import adapter_for
 from hydrangea.context.view import ContextView
 from hydrangea.errors import (
@@ -138,7 +138,13 @@ class Context(Sequence[NativeContent]):
 
         Reasoning state (thinking signatures, encrypted reasoning, thought signatures) is kept
         byte-identical. All or nothing.
+
+        Raw JSON (a dict or a list) is checked by :func:`~hydrangea.context.native.copy_json`'s
+        walk before the adapter reads it, so an adapter never meets nesting past
+        :data:`~hydrangea.context.native.MAX_DEPTH`, a non-JSON value or unencodable text.
         """
+        if isinstance(item, dict | list):
+            item = copy_json_value(item, "the pushed output")
         self.extend(self._adapter.from_output(item))
 
     def extend(self, items: Iterable[NativeContent]) -> None:

@@ -8,7 +8,7 @@ from typing import Any, NoReturn, TypeAlias
 from hydrangea.errors import InputTooDeepError, InvalidItemError, UnencodableTextError
 from hydrangea.text import first_unencodable
 
-__all__ = ["MAX_DEPTH", "NativeContent", "copy_json"]
+__all__ = ["MAX_DEPTH", "NativeContent", "copy_json", "copy_json_value"]
 
 NativeContent: TypeAlias = dict[str, Any]
 """A provider-native item: the JSON object the provider's API takes or returns.
@@ -92,6 +92,15 @@ def _copy(value: object, depth: int) -> Any:
     _refuse(InvalidItemError, f"holds a {kind.__name__}, which is not a JSON value")
 
 
+def copy_json_value(value: object, where: str) -> Any:
+    """:func:`copy_json` for any JSON value (an array at the top, for instance)."""
+    try:
+        return _copy(value, 0)
+    except _Refused as refused:
+        path = "".join(reversed(refused.path))
+        raise refused.kind(f"{where}{' at ' + path if path else ''} {refused.what}") from None
+
+
 def copy_json(item: object, where: str = "a native item") -> NativeContent:
     """Return an independent deep copy of ``item``, checking that it is a JSON object.
 
@@ -107,10 +116,6 @@ def copy_json(item: object, where: str = "a native item") -> NativeContent:
     """
     if not isinstance(item, dict):
         raise InvalidItemError(f"{where} must be a JSON object (dict), got {type(item).__name__}")
-    try:
-        copied = _copy(item, 0)
-    except _Refused as refused:
-        path = "".join(reversed(refused.path))
-        raise refused.kind(f"{where}{' at ' + path if path else ''} {refused.what}") from None
+    copied = copy_json_value(item, where)
     assert isinstance(copied, dict)
     return copied
