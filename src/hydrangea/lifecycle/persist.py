@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 __all__ = ["FORMAT", "component_from_json", "component_to_json", "dump", "dumps", "load", "loads"]
 
 FORMAT = "hydrangea.lifecycle"
+_PLACEMENTS = tuple(p.value for p in Placement)  # a tuple: unhashable values compare safely
 _VERSION = 1
 _BYTES = "$base64"
 
@@ -98,7 +99,7 @@ def component_from_json(data: dict[str, Any]) -> Component:
     if staged and not (
         isinstance(stages, list)
         and all(
-            isinstance(s, list) and len(s) == 2 and s[0] in {p.value for p in Placement}
+            isinstance(s, list) and len(s) == 2 and s[0] in _PLACEMENTS
             for s in stages
         )
     ):
@@ -420,7 +421,7 @@ class _Parsed:
             item = _object(raw_item, at)
             key = _text(item, "key", at)
             placement = item.get("placement")
-            if placement not in {p.value for p in Placement}:
+            if placement not in _PLACEMENTS:
                 raise _bad(f"{at}: unknown placement {placement!r}")
             stage = item.get("stage")
             if stage is not None and (type(stage) is not int or not 0 <= stage <= _MAX_COUNTER):
