@@ -6,6 +6,7 @@ Seeded and bounded: the default profile runs a quick pass, ``HYPOTHESIS_PROFILE=
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -13,6 +14,7 @@ from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
 from hydrangea.context import Context
+from hydrangea.context.native import check_json, copy_json
 from hydrangea.errors import HydrangeaError, InvalidItemError, UnencodableTextError
 from hydrangea.gateway import GatewayType
 from hydrangea.message import Message, Role
@@ -89,3 +91,35 @@ def test_a_multi_item_append_is_all_or_nothing(gateway: GatewayType, items: list
     else:
         assert len(accepted) == len(items)
         assert len(context) == 2 + len(items)
+
+
+@seed(14141414)
+@given(value=wild)
+def test_check_json_and_copy_json_agree_with_an_independent_check(value: Any) -> None:
+    item = {"value": value}
+    plain = is_json(item) and not _has_tuple_or_subclass(item)
+    try:
+        check_json(item)
+    except HydrangeaError:
+        checked = False
+    else:
+        checked = True
+    try:
+        copied = copy_json(item)
+    except HydrangeaError:
+        assert not is_json(item)
+        assert not checked
+    else:
+        assert is_json(item)
+        assert json.dumps(copied) == json.dumps(item)
+        assert checked == plain
+
+
+def _has_tuple_or_subclass(value: object) -> bool:
+    if isinstance(value, tuple):
+        return True
+    if isinstance(value, dict):
+        return any(_has_tuple_or_subclass(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_tuple_or_subclass(v) for v in value)
+    return False

@@ -8,7 +8,7 @@ from typing import Any, NoReturn, TypeAlias
 from hydrangea.errors import InputTooDeepError, InvalidItemError, UnencodableTextError
 from hydrangea.text import first_unencodable
 
-__all__ = ["MAX_DEPTH", "NativeContent", "copy_json", "copy_json_value"]
+__all__ = ["MAX_DEPTH", "NativeContent", "check_json", "copy_json", "copy_json_value"]
 
 NativeContent: TypeAlias = dict[str, Any]
 """A provider-native item: the JSON object the provider's API takes or returns.
@@ -119,3 +119,52 @@ def copy_json(item: object, where: str = "a native item") -> NativeContent:
     copied = copy_json_value(item, where)
     assert isinstance(copied, dict)
     return copied
+
+
+def _check(value: object, depth: int) -> None:
+    kind = type(value)
+    if kind is str:
+        _text(value)  # type: ignore[arg-type]
+    elif kind is dict:
+        if depth >= MAX_DEPTH:
+            _refuse(InputTooDeepError, f"nests deeper than {MAX_DEPTH} levels")
+        for key, inner in value.items():  # type: ignore[attr-defined]
+            try:
+                if type(key) is not str:
+                    _refuse(InvalidItemError, f"has the key {key!r}; JSON object keys are strings")
+                _text(key)
+                _check(inner, depth + 1)
+            except _Refused as refused:
+                refused.path.append(f"[{key!r}]")
+                raise
+    elif kind is list:
+        if depth >= MAX_DEPTH:
+            _refuse(InputTooDeepError, f"nests deeper than {MAX_DEPTH} levels")
+        for index, inner in enumerate(value):  # type: ignore[arg-type]
+            try:
+                _check(inner, depth + 1)
+            except _Refused as refused:
+                refused.path.append(f"[{index}]")
+                raise
+    elif kind is float:
+        if not math.isfinite(value):  # type: ignore[arg-type]
+            _refuse(InvalidItemError, f"is {value!r}, which is not a JSON number")
+    elif not (value is None or kind is bool or kind is int):
+        _refuse(InvalidItemError, f"holds a {kind.__name__}, which is not a plain JSON value")
+
+
+def check_json(item: object, where: str = "a native item") -> NativeContent:
+    """Check, without copying, that ``item`` is a plain JSON object as :func:`copy_json` accepts.
+
+    For values that are already independent and of the plain types (as ``json.loads`` returns
+    them): same checks and errors as :func:`copy_json`, but subclasses and tuples are refused
+    rather than converted. Returns ``item`` itself.
+    """
+    if not isinstance(item, dict):
+        raise InvalidItemError(f"{where} must be a JSON object (dict), got {type(item).__name__}")
+    try:
+        _check(item, 0)
+    except _Refused as refused:
+        path = "".join(reversed(refused.path))
+        raise refused.kind(f"{where}{' at ' + path if path else ''} {refused.what}") from None
+    return item
