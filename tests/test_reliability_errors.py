@@ -56,4 +56,6 @@ def test_the_drawing_lists_every_class_once_under_its_real_parent() -> None:
 def test_the_errors_page_shows_the_same_tree(language: str) -> None:
     page = (ROOT / "docs" / language / "errors.md").read_text(encoding="utf-8")
     drawn = page.split("```text\n", 1)[1].split("```", 1)[0].splitlines()
-    assert drawn == _tree()
+    assert drawn == _tree(), (
+        f"copy the tree from the docstring of hydrangea/errors.py into docs/{language}/errors.md"
+    )
