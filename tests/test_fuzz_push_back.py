@@ -112,6 +112,7 @@ def test_check_json_and_copy_json_agree_with_an_independent_check(value: Any) ->
     else:
         assert is_json(item)
         assert json.dumps(copied) == json.dumps(item)
+        assert json.dumps(copy_json(item, sort_keys=True)) == json.dumps(item, sort_keys=True)
         assert checked == plain
 
 

@@ -49,7 +49,7 @@ def _text(value: str) -> str:
     return value if type(value) is str else str.__str__(value)
 
 
-def _copy(value: object, depth: int) -> Any:
+def _copy(value: object, depth: int, sort_keys: bool = False) -> Any:
     kind = type(value)
     if kind is str:
         return _text(value)  # type: ignore[arg-type]
@@ -57,11 +57,12 @@ def _copy(value: object, depth: int) -> Any:
         if depth >= MAX_DEPTH:
             _refuse(InputTooDeepError, f"nests deeper than {MAX_DEPTH} levels")
         out: dict[str, Any] = {}
-        for key, inner in value.items():  # type: ignore[attr-defined]
+        pairs = value.items()  # type: ignore[attr-defined]
+        for key, inner in _sorted(pairs) if sort_keys else pairs:
             if not isinstance(key, str):
                 _refuse(InvalidItemError, f"has the key {key!r}; JSON object keys are strings")
             try:
-                out[_text(key)] = _copy(inner, depth + 1)
+                out[_text(key)] = _copy(inner, depth + 1, sort_keys)
             except _Refused as refused:
                 refused.path.append(f"[{key!r}]")
                 raise
@@ -72,7 +73,7 @@ def _copy(value: object, depth: int) -> Any:
         items: list[Any] = []
         for index, inner in enumerate(value):  # type: ignore[arg-type]
             try:
-                items.append(_copy(inner, depth + 1))
+                items.append(_copy(inner, depth + 1, sort_keys))
             except _Refused as refused:
                 refused.path.append(f"[{index}]")
                 raise
@@ -92,16 +93,25 @@ def _copy(value: object, depth: int) -> Any:
     _refuse(InvalidItemError, f"holds a {kind.__name__}, which is not a JSON value")
 
 
-def copy_json_value(value: object, where: str) -> Any:
+def _sorted(pairs: Any) -> list[tuple[Any, Any]]:
+    for key, _ in pairs:
+        if not isinstance(key, str):
+            _refuse(InvalidItemError, f"has the key {key!r}; JSON object keys are strings")
+    return sorted(pairs, key=lambda pair: pair[0])
+
+
+def copy_json_value(value: object, where: str, *, sort_keys: bool = False) -> Any:
     """:func:`copy_json` for any JSON value (an array at the top, for instance)."""
     try:
-        return _copy(value, 0)
+        return _copy(value, 0, sort_keys)
     except _Refused as refused:
         path = "".join(reversed(refused.path))
         raise refused.kind(f"{where}{' at ' + path if path else ''} {refused.what}") from None
 
 
-def copy_json(item: object, where: str = "a native item") -> NativeContent:
+def copy_json(
+    item: object, where: str = "a native item", *, sort_keys: bool = False
+) -> NativeContent:
     """Return an independent deep copy of ``item``, checking that it is a JSON object.
 
     One walk checks the whole shape: a ``dict`` with string keys whose values are strings,
@@ -112,11 +122,12 @@ def copy_json(item: object, where: str = "a native item") -> NativeContent:
     Raises :class:`~hydrangea.errors.InvalidItemError` for anything else (bytes, sets, NaN,
     a non-string key ...), :class:`~hydrangea.errors.InputTooDeepError` past the depth bound and
     :class:`~hydrangea.errors.UnencodableTextError` for text holding a lone surrogate; each
-    message names where in the item, prefixed with ``where``.
+    message names where in the item, prefixed with ``where``. With ``sort_keys`` the copy's
+    object keys are sorted at every depth (as ``json.dumps(sort_keys=True)`` orders them).
     """
     if not isinstance(item, dict):
         raise InvalidItemError(f"{where} must be a JSON object (dict), got {type(item).__name__}")
-    copied = copy_json_value(item, where)
+    copied = copy_json_value(item, where, sort_keys=sort_keys)
     assert isinstance(copied, dict)
     return copied
 
