@@ -30,6 +30,14 @@ from tests.support.wild import SURROGATES, wild
 Path = tuple[str | int, ...]
 
 
+@pytest.fixture(autouse=True)
+def _every_request_is_checked_by_the_sdk() -> None:
+    """Overrides conftest's SDK check here: a damaged file can hold provider output that the
+    adapter accepts (output is kept as the provider sent it, unknown fields included) and the
+    SDK's request types would not. What this suite checks is that the library itself never
+    crashes on what it loaded: requests are still built, by the library's own code."""
+
+
 def _paths(value: Any, path: Path = ()) -> Iterator[Path]:
     yield path
     if isinstance(value, dict):
