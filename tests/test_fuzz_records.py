@@ -37,8 +37,7 @@ def _library_error_only(call: Callable[..., object], *args: Any, **kwargs: Any) 
     """``call(*args, **kwargs)``, or ``None`` if it raised a library error (anything else fails)."""
     try:
         return call(*args, **kwargs)
-    except HydrangeaError as error:
-        assert isinstance(error, ValueError | TypeError | KeyError), type(error)
+    except HydrangeaError:
         return None
 
 
@@ -57,7 +56,7 @@ def sqlite_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SqliteRec
     item_id=st.one_of(texts, wild),
     published_at=moments,
     origin=st.one_of(texts, wild),
-    lookup=st.one_of(texts, wild),
+    lookup=texts,
 )
 def test_items_and_stores_raise_only_library_errors(
     sqlite_store: SqliteRecordStore,
@@ -77,9 +76,10 @@ def test_items_and_stores_raise_only_library_errors(
     for store in stores:
         before = store.ids()
         if isinstance(item, ContextItem):
-            if _library_error_only(store.put, item) is None:
-                stored = store.ids()
-                assert stored == before or item.item_id not in stored, "a refused put changed it"
+            try:
+                store.put(item)
+            except HydrangeaError:
+                assert store.ids() == before, "a refused put changed the store"
             else:
                 assert store.get(item.item_id) == item
         elif item is not None:
