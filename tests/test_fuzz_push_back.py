@@ -81,7 +81,7 @@ def test_text_that_is_not_json_is_refused_before_the_adapter(
 @given(st.lists(wild_items, min_size=2, max_size=4))
 def test_a_multi_item_append_is_all_or_nothing(gateway: GatewayType, items: list[Any]) -> None:
     context = _context(gateway)
-    accepted = [item for item in items if _push(_context(gateway), item, "extend")]
+    accepted = [item for item in items if _push(_context(gateway), [item], "extend")]
     before = context.to_json()
     try:
         context.extend(items)
