@@ -17,6 +17,7 @@ The tree::
     ├── InvalidMessageError (TypeError)          something that is not a Message where one belongs
     │   └── MessageValidationError (ValueError)  a Message or part whose fields fail validation
     ├── UnencodableTextError (ValueError)        text that cannot be stored (a lone surrogate)
+    ├── CachingError (ValueError)                prompt-caching settings or markers that conflict
     ├── SerializationError (ValueError)          a saved file that cannot be read back
     ├── MissingExtraError (ImportError)          an optional dependency; names the extra
     ├── LiveUnavailableError, LiveCallError      the demo's --live mode
@@ -49,10 +50,14 @@ The tree::
     │   └── RecordStoreError (also StoreError)   a record database that fails
     ├── AreaUsageError (ValueError)              a ready-made area handed what it cannot take
     ├── ToolError                                raised by a tool to report a failure
+    ├── ToolDefinitionError (TypeError)          a function that cannot be declared as a tool
+    ├── DuplicateToolError (ValueError)          two tools under one name
+    ├── ToolResultError (TypeError)              a tool's return value that is not JSON
     └── StoreError                               session and record stores
         ├── SessionNotFoundError (KeyError)      no session under that id
         ├── SessionConflictError                 the session changed since it was loaded
         ├── StoreUnavailableError (ConnectionError)  the server cannot be reached
+        ├── StorePermissionError (PermissionError)   the store refuses to write (read-only)
         ├── RecordStoreError (also ContextError) a record database that fails
         └── SchemaVersionError                   the store's schema is not one this version reads
 """
@@ -63,6 +68,7 @@ __all__ = [
     "AreaContractError",
     "AreaUsageError",
     "AsOfViolationError",
+    "CachingError",
     "ComponentNotFoundError",
     "ContextBudgetError",
     "ContextError",
@@ -70,6 +76,7 @@ __all__ = [
     "DuplicateAreaError",
     "DuplicateItemError",
     "DuplicateKeyError",
+    "DuplicateToolError",
     "FenceFormatError",
     "GatewayMismatchError",
     "GcPrologueError",
@@ -98,10 +105,13 @@ __all__ = [
     "SessionConflictError",
     "SessionNotFoundError",
     "StoreError",
+    "StorePermissionError",
     "StoreUnavailableError",
     "StreamEventError",
     "SummarizerMismatchError",
+    "ToolDefinitionError",
     "ToolError",
+    "ToolResultError",
     "UndatedItemError",
     "UnencodableTextError",
     "UnknownEncodingError",
@@ -180,6 +190,11 @@ class LiveUnavailableError(HydrangeaError):
 
 class LiveCallError(HydrangeaError):
     """A live provider call failed (network, authentication, a refused request)."""
+
+
+class CachingError(HydrangeaError, ValueError):
+    """Prompt-caching settings that make no sense, or cache markers that contradict them
+    (an unknown TTL, a longer TTL after a shorter one, an explicit cache without content)."""
 
 
 class SerializationError(HydrangeaError, ValueError):
@@ -326,6 +341,20 @@ class ToolError(HydrangeaError):
     """
 
 
+class ToolDefinitionError(HydrangeaError, TypeError):
+    """A function that cannot be declared as a tool: a parameter without a type annotation,
+    ``*args`` or ``**kwargs``, positional-only parameters, or a type with no JSON schema."""
+
+
+class DuplicateToolError(HydrangeaError, ValueError):
+    """Two tools given under the same name (to a tool loop or a request)."""
+
+
+class ToolResultError(HydrangeaError, TypeError):
+    """A tool returned a value that cannot be sent to the model as JSON. This is a defect of the
+    tool, not of the model's call, so it is raised rather than returned as an error result."""
+
+
 # -- stores -----------------------------------------------------------------------------------
 
 
@@ -346,6 +375,10 @@ class SessionConflictError(StoreError):
 
 class StoreUnavailableError(StoreError, ConnectionError):
     """The store's server cannot be reached, or the connection dropped; nothing was written."""
+
+
+class StorePermissionError(StoreError, PermissionError):
+    """The store refuses to write: a read-only role, transaction or file. Nothing was written."""
 
 
 class RecordStoreError(StoreError, ContextError):

@@ -10,8 +10,10 @@ from typing import Any, overload
 
 from hydrangea._saved import check_format, read_text_checked, write_text_atomic
 from hydrangea.context.adapter import Adapter
+from hydrangea.context.caching import AnthropicCaching, cached_anthropic_kwargs
 from hydrangea.context.native import NativeContent, copy_json, copy_json_value
 from hydrangea.context.registry import adapter_for
+from hydrangea.context.usage import UsageLog, usage_of
 from hydrangea.context.view import ContextView
 from hydrangea.errors import (
     InvalidItemError,
@@ -44,13 +46,14 @@ class Context(Sequence[NativeContent]):
     in place would change the cached prefix and every snapshot that shares it.
     """
 
-    __slots__ = ("_adapter", "_detach_starts", "_gateway", "_items")
+    __slots__ = ("_adapter", "_detach_starts", "_gateway", "_items", "_usage")
 
     def __init__(self, gateway: GatewayType, items: Iterable[NativeContent] = ()) -> None:
         self._gateway = GatewayType(gateway)
         self._adapter = adapter_for(self._gateway)
         self._items: list[NativeContent] = []
         self._detach_starts: list[int] = []
+        self._usage = UsageLog()
         self.extend(items)
 
     # -- reading -----------------------------------------------------------------------------
@@ -83,6 +86,11 @@ class Context(Sequence[NativeContent]):
     def view(self, start: int, stop: int) -> ContextView:
         """A read-only window on items ``[start, stop)``, made in O(1) (see ContextView)."""
         return ContextView(self._items, start, stop, self._detach_count)
+
+    @property
+    def usage(self) -> UsageLog:
+        """The token usage of every response pushed with :meth:`push_back` (not saved)."""
+        return self._usage
 
     def _detach_count(self) -> int:
         return len(self._detach_starts)
@@ -137,7 +145,8 @@ class Context(Sequence[NativeContent]):
         """Append model output: a native dict, a list of them, or an official SDK response.
 
         Reasoning state (thinking signatures, encrypted reasoning, thought signatures) is kept
-        byte-identical. All or nothing.
+        byte-identical. All or nothing. The usage the response reports (tokens in and out,
+        cache reads and writes) is recorded in :attr:`usage`.
 
         Raw JSON (a dict or a list) is checked by :func:`~hydrangea.context.native.copy_json`'s
         walk before the adapter reads it, so an adapter never meets nesting past
@@ -145,7 +154,11 @@ class Context(Sequence[NativeContent]):
         """
         if isinstance(item, dict | list):
             item = copy_json_value(item, "the pushed output")
+        start = len(self._items)
         self.extend(self._adapter.from_output(item))
+        reported = usage_of(self._gateway, item)
+        if reported is not None:
+            self._usage.record(reported, start)
 
     def extend(self, items: Iterable[NativeContent]) -> None:
         """Append native items after validating every one of them; all or nothing.
@@ -175,11 +188,21 @@ class Context(Sequence[NativeContent]):
 
     # -- requests ----------------------------------------------------------------------------
 
-    def request(self, items: Sequence[NativeContent] | None = None) -> dict[str, Any]:
+    def request(
+        self,
+        items: Sequence[NativeContent] | None = None,
+        *,
+        caching: AnthropicCaching | None = None,
+    ) -> dict[str, Any]:
         """Keyword arguments for the gateway's SDK call (without ``model``).
 
         ``items`` defaults to the whole Context; lifecycles pass the history plus their overlay.
+        On Anthropic, the request for the whole Context carries cache breakpoints (see
+        :mod:`hydrangea.context.caching`; ``caching`` sets them or opts out); for other
+        ``items`` the stable part is unknown and none are placed.
         """
+        if items is None and self._gateway is GatewayType.anthropic:
+            return cached_anthropic_kwargs(self._adapter, self._items, caching=caching)
         return self._adapter.build_request(self._items if items is None else items)
 
     # -- persistence -------------------------------------------------------------------------

@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from hydrangea.areas import AsOfArea, CompactingConversation, OneShotNoticeArea, ToolLoopArea
 from hydrangea.asof import ApproxTokenCounter, ContextBuilder, ContextItem, ItemKind
-from hydrangea.asof.fence import CLOSE, OPEN, unfence
-from hydrangea.context.area import AreaLifeState, ContextAreaImplementation
+from hydrangea.asof.fence import unfence
+from hydrangea.context.area import AnyContextArea, AreaLifeState, ContextAreaImplementation
 from hydrangea.context.context import Context
 from hydrangea.coop import CoopContext
 from hydrangea.demo import scenario
@@ -37,6 +37,9 @@ from hydrangea.gateway import GatewayType
 from hydrangea.lifecycle import Component
 from hydrangea.lifecycle.session import Lifecycle
 from hydrangea.message import Message, Role, TextPart, ToolCallPart
+
+if TYPE_CHECKING:
+    from hydrangea.stores import SessionStore, StoredSession
 
 __all__ = ["DEFAULT_THRESHOLD", "DemoModel", "SessionOptions", "run_session"]
 
@@ -73,6 +76,10 @@ class SessionOptions:
     live: bool = False
     save_to: Path | None = None
     """Where to save the lifecycle session at the end (for ``hydrangea explore``)."""
+    store: SessionStore | None = None
+    """A session store to save the lifecycle session to after every turn (incrementally)."""
+    session_id: str = "demo"
+    """The session's id in :attr:`store`."""
 
 
 class _Tracker:
@@ -81,10 +88,10 @@ class _Tracker:
     def __init__(self) -> None:
         self.events: list[Event] = []
         self._labels: dict[int, str] = {}
-        self._areas: dict[int, ContextAreaImplementation] = {}
+        self._areas: dict[int, AnyContextArea] = {}
         self._retired: set[int] = set()
 
-    def label(self, area: ContextAreaImplementation) -> str:
+    def label(self, area: AnyContextArea) -> str:
         return self._labels.get(id(area), type(area).__name__)
 
     def registered(self, area: ContextAreaImplementation, label: str, turn: int) -> None:
@@ -98,7 +105,7 @@ class _Tracker:
                 self._retired.add(key)
                 self.events.append(Event(turn, request, "retired", self._labels[key]))
 
-    def collected(self, turn: int, request: int, areas: tuple[ContextAreaImplementation, ...],
+    def collected(self, turn: int, request: int, areas: tuple[AnyContextArea, ...],
                   detached: int, promoted: int) -> None:
         for area in areas:
             self.events.append(
@@ -135,7 +142,7 @@ def _build_retrieval(
     for document in spec.documents:
         builder.try_add(
             ContextItem.outside(
-                ItemKind.document,
+                ItemKind.DOCUMENT,
                 document.content,
                 item_id=document.item_id,
                 published_at=document.published_at,
@@ -193,6 +200,7 @@ def run_session(
     previous_overlay: tuple[str, ...] = ()
     pending_retrieval: tuple[int, Any, tuple[RejectionFacts, ...]] | None = None
     waiting_compaction: CompactionFacts | None = None
+    stored: StoredSession[Lifecycle] | None = None
 
     for turn in range(1, options.turns + 1):
         spec = scenario.turn_spec(turn)
@@ -295,19 +303,25 @@ def run_session(
                         "pointers": list(summary.pointers),
                     },
                     summary_text=segment.summary_message.text if segment.summary_message else "",
-                    records={p: conversation.records.get(p).content for p in summary.pointers},
+                    records={p: conversation.records.require(p).content for p in summary.pointers},
                 )
                 compactions.append(waiting_compaction)
             if not any(isinstance(p, ToolCallPart) for p in message.parts):
                 reply_text = message.text
                 break
         turns.append(TurnFacts(turn, spec.user, reply_text, tuple(turn_requests)))
+        if options.store is not None:
+            if stored is None:
+                stored = options.store.create(options.session_id, lifecycle)
+            else:
+                options.store.save(stored)
 
     for origin, name, value in pending_reasoning:
         reasoning.append(ReasoningFacts(origin, name, value, None, None, False))
     if options.save_to is not None:
         lifecycle.save(options.save_to)
     return DemoReport(
+        reported_usage=context.usage.totals() if len(context.usage) else {},
         gateway=options.gateway.value,
         model=model.name,
         live=options.live,
@@ -344,11 +358,7 @@ def _retrieval_facts(
     for message in built.messages:
         text = message.text
         for block in unfence(text):
-            start = text.find(f"{OPEN}data nonce={block.nonce} id=\"{block.item_id}\"")
-            closing = f"{OPEN}end nonce={block.nonce}{CLOSE}"
-            end = text.find(closing, start)
-            raw = text[start : end + len(closing)] if start >= 0 and end >= 0 else ""
-            fenced.append(FencedFacts(block.item_id, block.origin, block.content, raw))
+            fenced.append(FencedFacts(block.item_id, block.origin, block.content, block.raw))
     return RetrievalFacts(
         turn=turn,
         as_of=scenario.AS_OF.isoformat(),

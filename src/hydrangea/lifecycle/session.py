@@ -22,9 +22,10 @@ import logging
 import secrets
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Literal, assert_never
+from typing import Literal, Protocol, assert_never, runtime_checkable
 
 from hydrangea._saved import read_text_checked, write_text_atomic
+from hydrangea.context.caching import AnthropicCaching
 from hydrangea.context.context import Context
 from hydrangea.context.native import NativeContent
 from hydrangea.errors import ContextStateError
@@ -42,15 +43,28 @@ __all__ = ["Lifecycle"]
 _log = logging.getLogger(__name__)
 
 
+@runtime_checkable
+class _AsyncRenderer(Protocol):
+    """A renderer that can also render asynchronously (a CoopContext)."""
+
+    async def arender(self) -> Context: ...
+
+
 class Lifecycle:
     """Components with lifecycles over the append-only history of a CoopContext.
 
     ``target`` is a :class:`~hydrangea.coop.CoopContext` (or any :class:`Renderer`), or a bare
     :class:`~hydrangea.context.Context` when no areas are needed. Not thread-safe: use one
     session from one thread.
+
+    On Anthropic every request's kwargs carry cache breakpoints on the stable history (see
+    :mod:`hydrangea.context.caching`); ``caching`` sets the model, TTL or opts out.
     """
 
     __slots__ = (
+        "_boundaries",
+        "_caching",
+        "_earlier",
         "_episode",
         "_last",
         "_log",
@@ -62,7 +76,9 @@ class Lifecycle:
         "_table",
     )
 
-    def __init__(self, target: Renderer | Context) -> None:
+    def __init__(
+        self, target: Renderer | Context, *, caching: AnthropicCaching | None = None
+    ) -> None:
         self._renderer: Renderer = PlainRenderer(target) if isinstance(target, Context) else target
         if not isinstance(self._renderer, Renderer):
             raise InvalidTargetError(
@@ -78,6 +94,9 @@ class Lifecycle:
         self._snapshots: dict[str, Snapshot] = {}
         self._last: LifecycleRequest | None = None
         self._rendering = False
+        self._caching = caching
+        self._earlier: tuple[int, ...] = ()
+        self._boundaries: dict[int, int] = {}
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -225,18 +244,48 @@ class Lifecycle:
         try:
             try:
                 context = self._renderer.render()
-            finally:
+            except BaseException:
                 self._take_back_detached()
-            for entry in self._table.pending.values():
-                self._commit(context, entry)
-            self._table.pending.clear()
-            self._log.sync(context)
-            request = self._overlay(self._episode)
-            self._episode += 1
-            self._last = request
-            return request
+                raise
+            return self._finish_episode(context)
         finally:
             self._rendering = False
+
+    async def arender(self) -> LifecycleRequest:
+        """:meth:`render` with the CoopContext's ``arender()``, for async areas.
+
+        The same episode; a renderer without ``arender`` (a bare Context) is rendered with its
+        ``render()``.
+        """
+        if self._rendering:
+            raise ContextStateError("Lifecycle.arender() called while it is already rendering")
+        self._rendering = True
+        try:
+            renderer = self._renderer
+            try:
+                if isinstance(renderer, _AsyncRenderer):
+                    context = await renderer.arender()
+                else:
+                    context = renderer.render()
+            except BaseException:  # cancellation included: the episode does not advance
+                self._take_back_detached()
+                raise
+            return self._finish_episode(context)
+        finally:
+            self._rendering = False
+
+    def _finish_episode(self, context: Context) -> LifecycleRequest:
+        """The lifecycle's part of an episode, once the renderer has rendered ``context``."""
+        self._take_back_detached()
+        for entry in self._table.pending.values():
+            self._commit(context, entry)
+        self._table.pending.clear()
+        self._log.sync(context)
+        request = self._overlay(self._episode)
+        self._earlier = (request.stable, *self._earlier)[:2]
+        self._episode += 1
+        self._last = request
+        return request
 
     def seal(self, trigger: str = "manual") -> str:
         """Seal the latest request under a new unique id and return the id.
@@ -318,6 +367,8 @@ class Lifecycle:
         detached_from = self._log.sync(self.context)
         if detached_from is None:
             return
+        self._earlier = tuple(n for n in self._earlier if n <= detached_from)
+        self._boundaries = {n: m for n, m in self._boundaries.items() if n <= detached_from}
         committed = self._table.committed
         while committed:
             last = committed[-1]
@@ -357,5 +408,6 @@ class Lifecycle:
         self._table.expire(gone)
         anchor = before_newest(self.context.adapter, self.context)
         return LifecycleRequest(
-            episode, self._log.view(), anchor, tuple(before), tuple(after), self.context.adapter
+            episode, self._log.view(), anchor, tuple(before), tuple(after), self.context.adapter,
+            self._earlier, self._caching, self._boundaries,
         )
