@@ -433,3 +433,16 @@ def test_a_component_added_without_a_key_can_be_found_again() -> None:
     assert key not in session
     with pytest.raises(InvalidComponentError):
         session.add(Component("forged", key="#99"))
+
+
+def test_a_failed_arender_also_gives_the_permanent_component_back() -> None:
+    import asyncio
+
+    session, coop, _tool, failing = _collecting_session()
+    with pytest.raises(RuntimeError, match="render failed"):
+        asyncio.run(session.arender())
+    assert len(coop.context) == 1
+    assert next(s for s in session.states() if s.key == "name").committed is None
+    failing.on_render = None
+    asyncio.run(session.arender())
+    assert [item["content"] for item in coop.context][-1] == "The user's name is Alice."
