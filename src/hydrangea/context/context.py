@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, overload
 
 from hydrangea._saved import check_format, read_text_checked, write_text_atomic
+from hydrangea.context import _json
 from hydrangea.context.adapter import Adapter
 from hydrangea.context.caching import AnthropicCaching, cached_anthropic_kwargs
-from hydrangea.context.native import NativeContent, copy_json, copy_json_value
+from hydrangea.context.native import NativeContent, check_json, copy_json, copy_json_value
 from hydrangea.context.registry import adapter_for
 from hydrangea.context.usage import UsageLog, usage_of
 from hydrangea.context.view import ContextView
@@ -208,14 +208,18 @@ class Context(Sequence[NativeContent]):
     # -- persistence -------------------------------------------------------------------------
 
     def to_json(self) -> str:
-        """Serialize to JSON; :meth:`from_json` of the result gives an identical Context."""
+        """Serialize to JSON; :meth:`from_json` of the result gives an identical Context.
+
+        The text is always the standard library's ``json.dumps(..., ensure_ascii=False,
+        separators=(",", ":"))``; with the ``fast-json`` extra orjson writes the same bytes faster.
+        """
         document = {
             "format": _FORMAT,
             "version": _VERSION,
             "gateway": self._gateway.value,
             "items": self._items,
         }
-        return json.dumps(document, ensure_ascii=False, separators=(",", ":"))
+        return _json.dumps(document)
 
     @classmethod
     def from_json(cls, text: str) -> Context:
@@ -223,8 +227,10 @@ class Context(Sequence[NativeContent]):
         if not isinstance(text, str):
             raise SerializationError(f"a saved Context is JSON text, got {type(text).__name__}")
         try:
-            document = json.loads(text)
-        except json.JSONDecodeError as exc:
+            document = _json.loads(text)
+        except _json.NonFiniteNumberError as exc:
+            raise SerializationError(f"saved Context holds an invalid item: {exc}") from exc
+        except ValueError as exc:  # json.JSONDecodeError
             raise SerializationError(f"not a saved Context: invalid JSON ({exc})") from exc
         except RecursionError as exc:  # the C parser's own bound, far past MAX_DEPTH
             raise SerializationError("not a saved Context: JSON nested too deeply") from exc
@@ -237,9 +243,25 @@ class Context(Sequence[NativeContent]):
         if not isinstance(items, list):
             raise SerializationError("saved Context has no 'items' list")
         try:
-            return cls(gateway, items)
+            return cls._from_parsed(gateway, items)
         except (InvalidItemError, UnencodableTextError) as exc:
             raise SerializationError(f"saved Context holds an invalid item: {exc}") from exc
+
+    @classmethod
+    def _from_parsed(cls, gateway: GatewayType, items: list[Any]) -> Context:
+        """A Context that takes ownership of ``items``, freshly parsed JSON nobody else holds.
+
+        Validated as :meth:`extend` validates, without its defensive copy: parsed JSON is
+        already plain JSON values (finite numbers: the parser refused the others) and shared
+        with no caller. :func:`~hydrangea.context.native.check_json` still walks each item,
+        because parsed JSON can hold lone surrogates (``"\\ud800"``) and deep nesting.
+        """
+        context = cls(gateway)
+        validate = context._adapter.validate
+        for index, item in enumerate(items):
+            validate(check_json(item, f"native item {index}"))
+        context._items = items
+        return context
 
     def save(self, path: str | Path) -> None:
         """Write :meth:`to_json` to ``path`` (UTF-8), atomically.
