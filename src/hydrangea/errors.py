@@ -15,6 +15,7 @@ The tree::
     │   └── InputTooDeepError                    input nested deeper than the library reads
     ├── UnsupportedContentError (ValueError)     a Message the gateway cannot express
     ├── InvalidMessageError (TypeError)          something that is not a Message where one belongs
+    │   └── MessageValidationError (ValueError)  a Message or part whose fields fail validation
     ├── UnencodableTextError (ValueError)        text that cannot be stored (a lone surrogate)
     ├── CachingError (ValueError)                prompt-caching settings or markers that conflict
     ├── SerializationError (ValueError)          a saved file that cannot be read back
@@ -91,6 +92,7 @@ __all__ = [
     "LifecycleError",
     "LiveCallError",
     "LiveUnavailableError",
+    "MessageValidationError",
     "MissingExtraError",
     "ModelReplyError",
     "NaiveDatetimeError",
@@ -164,6 +166,14 @@ class UnsupportedContentError(HydrangeaError, ValueError):
 class InvalidMessageError(HydrangeaError, TypeError):
     """Something that is not a :class:`~hydrangea.message.Message` (or a part) where one belongs,
     or a Message whose fields fail validation."""
+
+
+class MessageValidationError(InvalidMessageError, ValueError):
+    """A Message or part whose fields fail validation (pydantic's ``ValidationError``, wrapped).
+
+    Also a ``ValueError``, as pydantic's error was, so older ``except ValueError`` clauses keep
+    working; the original ``ValidationError`` is the ``__cause__``.
+    """
 
 
 class UnencodableTextError(HydrangeaError, ValueError):

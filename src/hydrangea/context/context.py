@@ -7,14 +7,20 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, overload
 
+from hydrangea._saved import check_format, read_text_checked, write_text_atomic
 from hydrangea.context import _json
 from hydrangea.context.adapter import Adapter
 from hydrangea.context.caching import AnthropicCaching, cached_anthropic_kwargs
-from hydrangea.context.native import NativeContent, copy_json
+from hydrangea.context.native import NativeContent, check_json, copy_json, copy_json_value
 from hydrangea.context.registry import adapter_for
 from hydrangea.context.usage import UsageLog, usage_of
 from hydrangea.context.view import ContextView
-from hydrangea.errors import InvalidItemError, SerializationError
+from hydrangea.errors import (
+    InvalidItemError,
+    InvalidMessageError,
+    SerializationError,
+    UnencodableTextError,
+)
 from hydrangea.gateway import GatewayType
 from hydrangea.message import Message
 
@@ -113,11 +119,25 @@ class Context(Sequence[NativeContent]):
         self.emplace_messages((message,))
 
     def emplace_messages(self, messages: Iterable[Message]) -> None:
-        """Convert and append several messages, all or nothing."""
+        """Convert and append several messages, all or nothing.
+
+        Anything that is not a :class:`~hydrangea.message.Message` (a dict, a string ...) raises
+        :class:`~hydrangea.errors.InvalidMessageError` (a ``TypeError``); build the Message
+        first, or append a native item with :meth:`push_back`.
+        """
+        if isinstance(messages, Message | str | bytes | dict):
+            raise InvalidMessageError(
+                "emplace_messages takes an iterable of Message objects, got a single "
+                f"{type(messages).__name__}"
+            )
         converted: list[NativeContent] = []
-        for message in messages:
+        for index, message in enumerate(messages):
             if not isinstance(message, Message):
-                raise TypeError(f"expected a hydrangea Message, got {type(message).__name__}")
+                raise InvalidMessageError(
+                    f"message {index}: expected a hydrangea Message, got "
+                    f"{type(message).__name__} (use Message(role=..., content=...), or "
+                    "push_back() for a provider-native dict)"
+                )
             converted.extend(self._adapter.from_message(message))
         self.extend(converted)
 
@@ -127,7 +147,13 @@ class Context(Sequence[NativeContent]):
         Reasoning state (thinking signatures, encrypted reasoning, thought signatures) is kept
         byte-identical. All or nothing. The usage the response reports (tokens in and out,
         cache reads and writes) is recorded in :attr:`usage`.
+
+        Raw JSON (a dict or a list) is checked by :func:`~hydrangea.context.native.copy_json`'s
+        walk before the adapter reads it, so an adapter never meets nesting past
+        :data:`~hydrangea.context.native.MAX_DEPTH`, a non-JSON value or unencodable text.
         """
+        if isinstance(item, dict | list):
+            item = copy_json_value(item, "the pushed output")
         start = len(self._items)
         self.extend(self._adapter.from_output(item))
         reported = usage_of(self._gateway, item)
@@ -135,10 +161,16 @@ class Context(Sequence[NativeContent]):
             self._usage.record(reported, start)
 
     def extend(self, items: Iterable[NativeContent]) -> None:
-        """Append native items after validating every one of them; all or nothing."""
+        """Append native items after validating every one of them; all or nothing.
+
+        Each item is copied in one walk that checks its JSON shape (string keys, finite
+        numbers, JSON types only, nesting at most :data:`~hydrangea.context.native.MAX_DEPTH`
+        deep) and its text (no lone surrogate: :class:`~hydrangea.errors.UnencodableTextError`),
+        then checked by the gateway's adapter.
+        """
         staged: list[NativeContent] = []
-        for item in items:
-            copied = copy_json(item)
+        for index, item in enumerate(items):
+            copied = copy_json(item, f"native item {index}")
             self._adapter.validate(copied)
             staged.append(copied)
         self._items.extend(staged)
@@ -192,16 +224,17 @@ class Context(Sequence[NativeContent]):
     @classmethod
     def from_json(cls, text: str) -> Context:
         """Read a Context written by :meth:`to_json`; items are validated as on append."""
+        if not isinstance(text, str):
+            raise SerializationError(f"a saved Context is JSON text, got {type(text).__name__}")
         try:
             document = _json.loads(text)
         except _json.NonFiniteNumberError as exc:
             raise SerializationError(f"saved Context holds an invalid item: {exc}") from exc
         except ValueError as exc:  # json.JSONDecodeError
             raise SerializationError(f"not a saved Context: invalid JSON ({exc})") from exc
-        if not isinstance(document, dict) or document.get("format") != _FORMAT:
-            raise SerializationError("not a saved Context: the 'format' field is missing")
-        if document.get("version") != _VERSION:
-            raise SerializationError(f"unsupported Context version {document.get('version')!r}")
+        except RecursionError as exc:  # the C parser's own bound, far past MAX_DEPTH
+            raise SerializationError("not a saved Context: JSON nested too deeply") from exc
+        document = check_format(document, _FORMAT, _VERSION, "a saved Context")
         try:
             gateway = GatewayType(document["gateway"])
         except (KeyError, ValueError) as exc:
@@ -211,7 +244,7 @@ class Context(Sequence[NativeContent]):
             raise SerializationError("saved Context has no 'items' list")
         try:
             return cls._from_parsed(gateway, items)
-        except InvalidItemError as exc:
+        except (InvalidItemError, UnencodableTextError) as exc:
             raise SerializationError(f"saved Context holds an invalid item: {exc}") from exc
 
     @classmethod
@@ -220,24 +253,26 @@ class Context(Sequence[NativeContent]):
 
         Validated as :meth:`extend` validates, without its defensive copy: parsed JSON is
         already plain JSON values (finite numbers: the parser refused the others) and shared
-        with no caller.
+        with no caller. :func:`~hydrangea.context.native.check_json` still walks each item,
+        because parsed JSON can hold lone surrogates (``"\\ud800"``) and deep nesting.
         """
         context = cls(gateway)
         validate = context._adapter.validate
-        for item in items:
-            if not isinstance(item, dict):
-                raise InvalidItemError(
-                    f"a native item must be a JSON object (dict), got {type(item).__name__}"
-                )
-            validate(item)
+        for index, item in enumerate(items):
+            validate(check_json(item, f"native item {index}"))
         context._items = items
         return context
 
     def save(self, path: str | Path) -> None:
-        """Write :meth:`to_json` to ``path`` (UTF-8)."""
-        Path(path).write_text(self.to_json(), encoding="utf-8")
+        """Write :meth:`to_json` to ``path`` (UTF-8), atomically.
+
+        The text goes to a temporary file in the same folder, is flushed to disk, and is then
+        renamed over ``path``: a save that fails (or a crash in the middle) leaves the previous
+        file as it was.
+        """
+        write_text_atomic(path, self.to_json(), "the Context")
 
     @classmethod
     def load(cls, path: str | Path) -> Context:
-        """Read a Context saved with :meth:`save`."""
-        return cls.from_json(Path(path).read_text(encoding="utf-8"))
+        """Read a Context saved with :meth:`save`; :class:`SerializationError` if it is not one."""
+        return cls.from_json(read_text_checked(path, "Context"))
