@@ -212,8 +212,8 @@ def check_output(item: NativeContent) -> None:
             raise InvalidItemError(f"{where} must be a text block, got {kind!r}")
         if kind == "tool_result" and role != "user":
             raise InvalidItemError(f"{where}: a 'tool_result' block belongs in a user message")
-        if kind == "tool_use" and role != "assistant":
-            raise InvalidItemError(f"{where}: a 'tool_use' block belongs in an assistant message")
+        if kind in ("tool_use", "thinking", "redacted_thinking") and role != "assistant":
+            raise InvalidItemError(f"{where}: a {kind!r} block belongs in an assistant message")
         for key in _OUTPUT_STRINGS.get(kind, ()):
             if not isinstance(block.get(key), str):
                 raise InvalidItemError(f"{where}: a {kind!r} block needs a string {key!r}")

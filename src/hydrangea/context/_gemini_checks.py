@@ -116,8 +116,9 @@ def check_output(item: NativeContent) -> None:
             raise GatewayMismatchError(f"{where}: a {part['type']!r} block belongs to another gateway")
         if role == "system" and not isinstance(part.get("text"), str):
             raise InvalidItemError(f"{where}: a system item carries text parts only")
-        if "function_call" in part and role != "model":
-            raise InvalidItemError(f"{where}: 'function_call' belongs in a model turn")
+        for key in ("function_call", "thought", "thought_signature"):
+            if key in part and role != "model":
+                raise InvalidItemError(f"{where}: {key!r} belongs in a model turn")
         if "function_response" in part and role != "user":
             raise InvalidItemError(f"{where}: 'function_response' belongs in a user turn")
         _check_values(where, part, strict=False)

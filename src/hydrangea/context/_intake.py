@@ -35,7 +35,7 @@ _NAMES = {
     GatewayType.openai: "OpenAI Chat Completions (openai)",
     GatewayType.openai_responses: "OpenAI Responses (openai_responses)",
     GatewayType.anthropic: "Anthropic Messages (anthropic)",
-    GatewayType.gemini: "Gemini (gemini)",
+    GatewayType.gemini: "Gemini (gemini, google-genai)",
 }
 _ANTHROPIC_EVENTS = frozenset(
     {
@@ -129,7 +129,7 @@ def body_gateway(body: dict[str, Any]) -> GatewayType | None:
         return GatewayType.openai
     if obj == "response":
         return GatewayType.openai_responses
-    if kind == "message" and "content" in body and "role" in body and "id" in body:
+    if kind == "message" and "content" in body and ("stop_reason" in body or "model" in body):
         return GatewayType.anthropic
     if "candidates" in body or "promptFeedback" in body or "prompt_feedback" in body:
         return GatewayType.gemini
@@ -172,6 +172,6 @@ def output_body(output: object, gateway: GatewayType) -> object:
 
 def _mismatch(found: GatewayType, gateway: GatewayType) -> None:
     raise GatewayMismatchError(
-        f"this is a {gateway_name(found)} response; it cannot be pushed into a "
-        f"{gateway_name(gateway)} Context (use Context({found.value!r}) for it)"
+        f"this is output of {gateway_name(found)}; it cannot be pushed into a Context of "
+        f"{gateway_name(gateway)} (use Context({found.value!r}) for it)"
     )

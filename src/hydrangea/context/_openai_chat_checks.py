@@ -180,6 +180,8 @@ def check_chat_output(item: NativeContent) -> None:
         )
     where = f"{role} message"
     content = item.get("content")
+    if role != "assistant" and "content" not in item:
+        raise InvalidItemError(f"{where}: 'content' is required")
     if content is not None and not isinstance(content, str):
         if not isinstance(content, list):
             raise InvalidItemError(f"{where}: 'content' must be a string or a list of parts")
@@ -192,3 +194,7 @@ def check_chat_output(item: NativeContent) -> None:
         if role != "assistant":
             raise InvalidItemError(f"{where}: only an assistant message has 'tool_calls'")
         _validate_tool_calls(item["tool_calls"])
+    if role == "assistant":
+        said = ("content", "tool_calls", "function_call", "audio", "refusal")
+        if all(item.get(key) is None for key in said):
+            raise InvalidItemError(f"{where}: needs 'content' or 'tool_calls'")
