@@ -13,12 +13,18 @@ from the response JSON, so the fields set are exactly the keys the provider sent
 names and bytes as standard base64, which is how the Gemini adapter stores Contents (its raw
 REST camelCase form is renamed to the same snake_case, see ``GeminiAdapter.canonical``). The
 OpenAI SDKs' own ``parsed`` field (structured outputs) is not API data and is left out.
+
+Key order is the one thing an SDK object cannot give back (it dumps fields in its own order),
+so every stored output item has its object keys sorted, at every depth (``Context.extend``
+does it for all provider items). Values, signatures and encrypted reasoning included, are
+never touched.
 """
 
 from __future__ import annotations
 
 import base64
 import json
+from datetime import datetime
 from enum import Enum
 from typing import Any
 
@@ -58,6 +64,8 @@ def gateway_name(gateway: GatewayType) -> str:
 def _jsonable(value: object) -> object:
     if isinstance(value, bytes):
         return base64.b64encode(value).decode("ascii")
+    if isinstance(value, datetime):
+        return value.isoformat()
     if isinstance(value, Enum):
         return value.value
     if isinstance(value, dict):

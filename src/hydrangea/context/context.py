@@ -116,7 +116,7 @@ class Context(Sequence[NativeContent]):
             converted.extend(self._adapter.from_message(message))
         staged = []
         for item in converted:
-            copied = copy_json(item)
+            copied = copy_json(item, sort_keys=True)
             self._adapter.validate(copied)
             staged.append(copied)
         self._append(staged, None)
@@ -158,7 +158,7 @@ class Context(Sequence[NativeContent]):
     def _staged_output(self, items: Iterable[NativeContent]) -> list[NativeContent]:
         staged: list[NativeContent] = []
         for item in items:
-            copied = self._adapter.canonical(copy_json(item))
+            copied = copy_json(self._adapter.canonical(copy_json(item)), sort_keys=True)
             self._adapter.check_output(copied)
             staged.append(copied)
         return staged
