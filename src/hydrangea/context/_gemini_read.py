@@ -50,7 +50,9 @@ def read_content(item: NativeContent, ids: dict[int, str] | Any = None) -> list[
                     ident = stable_call_id(call["name"], ordinals[call["name"]])
             args = call.get("args")
             parts.append(
-                ToolCallPart(id=ident, name=call["name"], arguments=args if isinstance(args, dict) else {})
+                ToolCallPart(
+                    id=ident, name=call["name"], arguments=args if isinstance(args, dict) else {}
+                )
             )
         elif role == "user" and isinstance(part.get("function_response"), dict):
             response = part["function_response"]
@@ -63,7 +65,12 @@ def read_content(item: NativeContent, ids: dict[int, str] | Any = None) -> list[
     if not parts:
         return []
     if role == "system":
-        return [Message(role=Role.system, content="\n".join(p.text for p in parts if isinstance(p, TextPart)))]
+        return [
+            Message(
+                role=Role.system,
+                content="\n".join(p.text for p in parts if isinstance(p, TextPart)),
+            )
+        ]
     return [Message(role=Role.assistant if role == "model" else Role.user, content=tuple(parts))]
 
 

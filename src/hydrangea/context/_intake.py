@@ -126,11 +126,13 @@ def body_gateway(body: dict[str, Any]) -> GatewayType | None:
     kind = body.get("type")
     obj = body.get("object")
     if isinstance(kind, str) and kind in _ANTHROPIC_EVENTS:
-        raise StreamEventError(f"a {kind!r} event is one event of an Anthropic stream: "
-                               f"{_STREAM_HINT}")
+        raise StreamEventError(
+            f"a {kind!r} event is one event of an Anthropic stream: {_STREAM_HINT}"
+        )
     if isinstance(kind, str) and kind.startswith("response.") and "role" not in body:
-        raise StreamEventError(f"a {kind!r} event is one event of a Responses stream: "
-                               f"{_STREAM_HINT}")
+        raise StreamEventError(
+            f"a {kind!r} event is one event of a Responses stream: {_STREAM_HINT}"
+        )
     if obj == "chat.completion.chunk":
         raise StreamEventError(f"a chat.completion.chunk is one chunk of a stream: {_STREAM_HINT}")
     if obj == "chat.completion":

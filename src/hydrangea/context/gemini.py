@@ -23,7 +23,6 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Sequence
-from enum import Enum
 from typing import Any, Literal, TypedDict, assert_never
 
 from hydrangea.context._gemini_checks import canonical, check_output, validate_strict
@@ -126,7 +125,8 @@ class GeminiAdapter(Adapter):
             if role == "model" and isinstance(part.get("function_call"), dict):
                 call = part["function_call"]
                 ident = call.get("id")
-                calls.append(CallSite(slot, ident if isinstance(ident, str) else None, call["name"]))
+                ident = ident if isinstance(ident, str) and ident else None
+                calls.append(CallSite(slot, ident, call["name"]))
             elif role == "user" and isinstance(part.get("function_response"), dict):
                 response = part["function_response"]
                 ident, name = response.get("id"), response.get("name")

@@ -97,9 +97,9 @@ class Pairing:
     """The outcome: which result answers which call, what is left open, what is an orphan.
 
     ``calls`` lists every call in history order with its effective id (its own id, or its
-    stable id, also in ``ids``). ``answer`` maps a call's site to the site of its result; ``answered`` the other
-    way round. ``unanswered`` are the sites of calls without a result, ``orphans`` the sites of
-    results that answer no call.
+    stable id, also in ``ids``). ``answer`` maps a call's site to the site of its result,
+    ``answered`` the other way round. ``unanswered`` are the sites of calls without a result,
+    ``orphans`` the sites of results that answer no call.
     """
 
     calls: tuple[tuple[Site, CallSite, str], ...]
@@ -179,7 +179,8 @@ class PairingEngine:
     def pairing(self) -> Pairing:
         """The pairing of everything fed so far."""
         unanswered = tuple(
-            site for (site, _, _), still_open in zip(self._calls, self._open, strict=True)
+            site
+            for (site, _, _), still_open in zip(self._calls, self._open, strict=True)
             if still_open
         )
         return Pairing(
