@@ -469,3 +469,86 @@ def test_server_tool_pairs_are_kept_whole_and_never_repaired() -> None:
         {"tool_response": {"id": "t1", "tool_type": "FILE_SEARCH"}},
     ]
     assert not gemini.adapter.pairing(list(gemini)).calls
+
+
+# -- wrong types and stored dumps ----------------------------------------------------------------
+
+WRONG_TYPED: dict[GatewayType, list[dict[str, Any]]] = {
+    GatewayType.anthropic: [
+        {"role": "assistant", "content": [{"type": ["text"], "text": "x"}]},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": ["c"], "name": "f"}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": {}}]},
+    ],
+    GatewayType.gemini: [
+        {"role": "model", "parts": [{"text": ["x"]}]},
+        {"role": "model", "parts": [{"function_call": {"name": ["f"]}}]},
+        {"role": "model", "parts": [{"text": "x", "thought_signature": ["s"]}]},
+    ],
+    GatewayType.openai: [
+        {"role": "assistant", "content": [{"type": ["text"], "text": "x"}]},
+        {"role": "assistant", "tool_calls": [{"id": "c", "type": ["function"]}]},
+        {"role": "tool", "tool_call_id": ["c"], "content": "x"},
+    ],
+    GatewayType.openai_responses: [
+        {"type": "message", "role": "user", "content": [{"type": "input_image", "detail": []}]},
+        {"type": "function_call", "call_id": "c", "name": "f", "arguments": "{}", "status": []},
+        {"type": "reasoning", "id": "rs", "summary": [], "encrypted_content": ["x"]},
+    ],
+}
+
+
+@pytest.mark.parametrize("gateway", ALL)
+def test_a_wrong_typed_field_in_output_is_an_invalid_item(gateway: GatewayType) -> None:
+    context = Context(gateway)
+    for item in WRONG_TYPED[gateway]:
+        with pytest.raises(InvalidItemError):
+            context.push_back(item)
+    assert len(context) == 0
+
+
+@pytest.mark.parametrize(
+    ("gateway", "item"),
+    [
+        (
+            GatewayType.anthropic,
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "image",
+                        "source": {"type": "base64", "media_type": ["image/png"], "data": "eA=="},
+                    }
+                ],
+            },
+        ),
+        (GatewayType.openai, {"role": "user", "content": [{"type": ["text"], "text": "x"}]}),
+        (
+            GatewayType.openai_responses,
+            {
+                "type": "message",
+                "role": "user",
+                "content": [{"type": "input_image", "detail": ["auto"], "image_url": "https://x"}],
+            },
+        ),
+        (
+            GatewayType.openai_responses,
+            {"type": "message", "role": "user", "status": [], "content": "x"},
+        ),
+        (GatewayType.gemini, {"role": "model", "parts": [{"type": ["tool_use"]}]}),
+    ],
+)
+def test_the_strict_check_types_fields_too(gateway: GatewayType, item: dict[str, Any]) -> None:
+    with pytest.raises(InvalidItemError):
+        Context(gateway).adapter.validate(item)
+
+
+def test_stored_sdk_dumps_load() -> None:
+    from openai.types.chat import ChatCompletionMessage
+
+    dumped = ChatCompletionMessage.model_validate(
+        {"role": "assistant", "content": "Hi.", "annotations": [], "refusal": None}
+    ).model_dump(mode="json")
+    assert dumped["annotations"] == [] and "audio" in dumped
+    context = Context(GatewayType.openai, [{"role": "user", "content": "Hello"}, dumped])
+    assert context[1] == {"role": "assistant", "content": "Hi."}
+    assert Context.from_json(context.to_json()).to_json() == context.to_json()

@@ -26,6 +26,8 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from pydantic import TypeAdapter
+
 from hydrangea.context._turns import (
     LEADING_USER_PLACEHOLDER,
     SYSTEM_NOTICE_PREFIX,
@@ -98,7 +100,12 @@ def merge_config(config: object, system: list[dict[str, Any]]) -> object:
     own = getattr(config, "system_instruction", None)
     dump = getattr(own, "model_dump", None)
     own_json = dump(mode="json", exclude_none=True) if dump is not None else own
-    instruction = {"parts": [*_instruction_parts(own_json), *system]}
+    instruction: object = {"parts": [*_instruction_parts(own_json), *system]}
+    fields = getattr(type(config), "model_fields", {})
+    if "system_instruction" in fields:  # validate into the config's own field type (Content)
+        instruction = TypeAdapter(fields["system_instruction"].annotation).validate_python(
+            instruction
+        )
     return copy(update={"system_instruction": instruction})
 
 

@@ -163,7 +163,7 @@ class GeminiAdapter(Adapter):
 
     def for_other_model(self, item: NativeContent) -> NativeContent | None:
         """Thought signatures belong to the model that made them: they are removed, ``thought``
-        parts are left out, and a ``function_call`` that carried one gets Google's documented
+        parts are left out, and the turn's first ``function_call`` gets Google's documented
         placeholder signature instead (:data:`OTHER_MODEL_SIGNATURE`), which Gemini 3 accepts
         for calls it did not make. A Content left with no part is left out."""
         return without_signatures(item)
