@@ -103,9 +103,8 @@ def merge_config(config: object, system: list[dict[str, Any]]) -> object:
     instruction: object = {"parts": [*_instruction_parts(own_json), *system]}
     fields = getattr(type(config), "model_fields", {})
     if "system_instruction" in fields:  # validate into the config's own field type (Content)
-        instruction = TypeAdapter(fields["system_instruction"].annotation).validate_python(
-            instruction
-        )
+        annotation: Any = fields["system_instruction"].annotation
+        instruction = TypeAdapter(annotation).validate_python(instruction)
     return copy(update={"system_instruction": instruction})
 
 
