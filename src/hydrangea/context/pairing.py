@@ -97,8 +97,8 @@ class Pairing:
     """The outcome: which result answers which call, what is left open, what is an orphan.
 
     ``calls`` lists every call in history order with its effective id (its own id, or its
-    stable id, also by site from :meth:`ids`). ``answer`` maps a call's site to the site of its result,
-    ``answered`` the other way round. ``unanswered`` are the sites of calls without a result,
+    stable id; by site from :meth:`ids`). ``answer`` maps a call's site to the site of its
+    result, ``answered`` the other way round. ``unanswered`` are the sites of calls without a result,
     ``orphans`` the sites of results that answer no call.
     """
 
