@@ -98,8 +98,8 @@ class Pairing:
 
     ``calls`` lists every call in history order with its effective id (its own id, or its
     stable id; by site from :meth:`ids`). ``answer`` maps a call's site to the site of its
-    result, ``answered`` the other way round. ``unanswered`` are the sites of calls without a result,
-    ``orphans`` the sites of results that answer no call.
+    result, ``answered`` the other way round. ``unanswered`` are the sites of calls without a
+    result, ``orphans`` the sites of results that answer no call.
     """
 
     calls: tuple[tuple[Site, CallSite, str], ...]
