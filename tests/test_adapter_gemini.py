@@ -400,7 +400,8 @@ def test_parallel_id_less_calls_answered_by_function_name() -> None:
     context.emplace_message(Message(role=Role.user, content="Three topics, please."))
     first = {"functionCall": {"name": "topic", "args": {}}, "thoughtSignature": SIG}
     later = {"functionCall": {"name": "topic", "args": {}}}
-    context.push_back({"candidates": [{"content": {"role": "model", "parts": [first, later, later]}}]})
+    body = {"candidates": [{"content": {"role": "model", "parts": [first, later, later]}}]}
+    context.push_back(body)
     answers = tuple(ToolResultPart(call_id="topic", content=t) for t in ("cars", "owls", "tea"))
     context.emplace_message(Message(role=Role.user, content=answers))
     contents = context.request()["contents"]
@@ -409,8 +410,7 @@ def test_parallel_id_less_calls_answered_by_function_name() -> None:
     assert responses == [
         {"name": "topic", "response": {"output": text}} for text in ("cars", "owls", "tea")
     ]
-    assert ORPHAN_CALL_NOTICE not in json.dumps(contents) and "[tool result" not in json.dumps(
-        contents
-    )
+    sent = json.dumps(contents)
+    assert ORPHAN_CALL_NOTICE not in sent and "[tool result" not in sent
     read = [p for m in context.messages() for p in m.parts if isinstance(p, ToolCallPart)]
     assert [call.id for call in read] == ["topic#1", "topic#2", "topic#3"]
