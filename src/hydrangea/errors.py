@@ -16,6 +16,7 @@ The tree::
     ├── UnsupportedContentError (ValueError)     a Message the gateway cannot express
     ├── InvalidMessageError (TypeError)          something that is not a Message where one belongs
     │   └── MessageValidationError (ValueError)  a Message or part whose fields fail validation
+    ├── RequestOptionError (TypeError)           a caller's request keyword that cannot be merged
     ├── UnencodableTextError (ValueError)        text that cannot be stored (a lone surrogate)
     ├── CachingError (ValueError)                prompt-caching settings or markers that conflict
     ├── SerializationError (ValueError)          a saved file that cannot be read back
@@ -99,6 +100,7 @@ __all__ = [
     "PermanentComponentError",
     "RecordNotFoundError",
     "RecordStoreError",
+    "RequestOptionError",
     "SchemaVersionError",
     "SelectorError",
     "SerializationError",
@@ -174,6 +176,9 @@ class MessageValidationError(InvalidMessageError, ValueError):
     Also a ``ValueError``, as pydantic's error was, so older ``except ValueError`` clauses keep
     working; the original ``ValidationError`` is the ``__cause__``.
     """
+class RequestOptionError(HydrangeaError, TypeError):
+    """A keyword argument given to ``Context.request()`` that cannot be merged with what the
+    Context builds (the history itself, or a value of the wrong type)."""
 
 
 class UnencodableTextError(HydrangeaError, ValueError):
