@@ -11,6 +11,7 @@ from typing import Any, overload
 from hydrangea.context.adapter import Adapter
 from hydrangea.context.native import NativeContent, copy_json
 from hydrangea.context.registry import adapter_for
+from hydrangea.context.streams import assemble
 from hydrangea.context.view import ContextView
 from hydrangea.errors import InvalidItemError, SerializationError
 from hydrangea.gateway import GatewayType
@@ -120,6 +121,15 @@ class Context(Sequence[NativeContent]):
         byte-identical. All or nothing.
         """
         self.extend(self._adapter.from_output(item))
+
+    def push_stream(self, events: Iterable[object]) -> None:
+        """Append a complete streamed response: its raw events or chunks, in the order they came.
+
+        Stores exactly the item the same response would give unstreamed (see
+        :mod:`hydrangea.context.streams`). A partial or out-of-order stream raises
+        :class:`~hydrangea.errors.IncompleteStreamError` and nothing is appended.
+        """
+        self.push_back(assemble(self._gateway, events))
 
     def extend(self, items: Iterable[NativeContent]) -> None:
         """Append native items after validating every one of them; all or nothing."""
