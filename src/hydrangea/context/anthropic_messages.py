@@ -33,6 +33,7 @@ from hydrangea.context._anthropic_request import (
 from hydrangea.context._output import dict_entries, reject_other_sdk
 from hydrangea.context.adapter import Adapter
 from hydrangea.context.native import NativeContent, copy_json
+from hydrangea.context.sdk import native_output
 from hydrangea.errors import GatewayMismatchError, InvalidItemError, UnsupportedContentError
 from hydrangea.gateway import GatewayType
 from hydrangea.message import ImagePart, Message, Role, TextPart, ToolCallPart, ToolResultPart
@@ -118,6 +119,7 @@ class AnthropicAdapter(Adapter):
         is reduced to its role and content. SDK blocks are dumped to JSON with ``None`` fields
         left out; strings (thinking text, signatures, redacted data) are copied verbatim.
         """
+        output = native_output(output, self.gateway)
         if isinstance(output, dict):
             return [_strip_response_dict(output)]
         if isinstance(output, list):

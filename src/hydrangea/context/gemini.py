@@ -35,6 +35,7 @@ from hydrangea.context._gemini_request import (
 from hydrangea.context._output import dict_entries, reject_other_sdk
 from hydrangea.context.adapter import Adapter
 from hydrangea.context.native import NativeContent, copy_json
+from hydrangea.context.sdk import native_output
 from hydrangea.errors import GatewayMismatchError, InvalidItemError
 from hydrangea.gateway import GatewayType
 from hydrangea.message import ImagePart, Message, Role, TextPart, ToolCallPart, ToolResultPart
@@ -136,6 +137,7 @@ class GeminiAdapter(Adapter):
         JSON may be a Content dict, a list of them, or a raw REST response body with
         ``candidates``; camelCase keys of the REST form are renamed to snake_case.
         """
+        output = native_output(output, self.gateway)
         if isinstance(output, dict):
             if "candidates" in output:
                 return [_normalise(_first_candidate_json(output))]

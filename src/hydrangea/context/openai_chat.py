@@ -53,6 +53,7 @@ from hydrangea.context._openai_common import (
 )
 from hydrangea.context.adapter import ORPHAN_CALL_NOTICE, Adapter
 from hydrangea.context.native import NativeContent
+from hydrangea.context.sdk import native_output
 from hydrangea.errors import GatewayMismatchError, InvalidItemError
 from hydrangea.gateway import GatewayType
 from hydrangea.message import Message, Role, TextPart
@@ -153,6 +154,7 @@ class OpenAIChatAdapter(Adapter):
         and the audio payload (its ``id`` is kept). Any other unknown key is left for
         :meth:`validate` to reject.
         """
+        output = native_output(output, self.gateway)
         if isinstance(output, dict):
             return [self._from_dict(output)]
         if isinstance(output, list):

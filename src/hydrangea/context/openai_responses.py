@@ -60,6 +60,7 @@ from hydrangea.context._openai_responses_checks import (
 )
 from hydrangea.context.adapter import ORPHAN_CALL_NOTICE, Adapter
 from hydrangea.context.native import NativeContent
+from hydrangea.context.sdk import native_output
 from hydrangea.errors import GatewayMismatchError, InvalidItemError
 from hydrangea.gateway import GatewayType
 from hydrangea.message import Message, Role, TextPart
@@ -160,6 +161,7 @@ class OpenAIResponsesAdapter(Adapter):
         Null fields are dropped (as the SDK's ``exclude_none`` would); everything else,
         reasoning state included, is kept as it is.
         """
+        output = native_output(output, self.gateway)
         if isinstance(output, dict):
             return self._from_dict(output)
         if isinstance(output, list):
