@@ -18,7 +18,8 @@ The JSON is the one the API sent. For ``openai`` and ``anthropic`` objects it is
 from the HTTP body without dropping keys, so the fields that are "set" are exactly the keys the API
 sent, explicit ``null`` values included (``exclude_none`` would lose those, and the SDK form and the
 raw dict of one response would then differ). The fields that ``parse()`` adds (``parsed``,
-``parsed_arguments``, a ``tool_calls: null`` the API did not send) are removed. For
+``parsed_arguments``, a ``tool_calls: null`` the API did not send, and the ``index`` that the
+chat stream helper leaves on each tool call) are removed. For
 ``google-genai`` objects it is the same dump in Python mode, with bytes written as standard base64
 (the API's alphabet; the SDK's JSON mode writes URL-safe base64, which would change every thought
 signature) and the SDK's own additions (``sdkHttpResponse``, ``automaticFunctionCallingHistory``)
@@ -210,6 +211,10 @@ def _strip_chat_parse_fields(body: dict[str, Any]) -> None:
             # parse() always sets it; the API leaves the key out when there are no calls
             del message["tool_calls"]
         _strip_parse_fields(message.get("tool_calls"))
+        for call in message.get("tool_calls") or []:
+            if isinstance(call, dict):
+                # the stream helper keeps each chunk's delta index; the API's calls have none
+                call.pop("index", None)
 
 
 def _strip_parse_fields(value: object) -> None:

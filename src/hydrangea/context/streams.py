@@ -28,7 +28,8 @@ Per gateway:
   concatenated: adjacent text parts of the same kind (thought or not) join into one that keeps
   the ``thought_signature`` one of them carried (real streams put it on the first fragment of
   the answer, or on an empty final fragment; the non-streamed response has it on the one joined
-  part); a second signature starts a new part, and other parts
+  part); a second signature starts a new part, an empty text fragment carrying nothing else (the
+  closing chunk after a function call) is no part of the response, and other parts
   (function calls, code, images) are kept whole. Complete means the last chunk carries a
   ``finishReason``. Gemini chunks have no sequence numbers, so reordering is detected only when
   it moves the final chunk or mixes two responses (``responseId``).
@@ -394,6 +395,8 @@ _SIGNATURE_KEYS = ("thoughtSignature", "thought_signature")
 
 
 def _gemini_part(parts: list[Json], part: Json) -> None:
+    if part == {"text": ""}:
+        return  # the empty closing fragment of a stream: no part of the whole response
     previous = parts[-1] if parts else None
     if (
         previous is not None
