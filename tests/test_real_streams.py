@@ -95,15 +95,24 @@ def test_stream_gives_what_the_sdk_helper_accumulates(fixture: Fixture) -> None:
         assert _pushed(fixture.gateway, lambda c: c.push_back(final)) == raw
 
 
-@pytest.mark.parametrize("fixture", [f for f in STREAMS if f.gateway is GatewayType.gemini],
-                         ids=_ids([f for f in STREAMS if f.gateway is GatewayType.gemini]))
+@pytest.mark.parametrize(
+    "fixture",
+    [f for f in STREAMS if f.gateway is GatewayType.gemini],
+    ids=_ids([f for f in STREAMS if f.gateway is GatewayType.gemini]),
+)
 def test_gemini_stream_keeps_every_text_signature_and_call(fixture: Fixture) -> None:
-    parts = [p for chunk in fixture.stream for c in chunk.get("candidates") or []
-             for p in (c.get("content") or {}).get("parts") or []]
+    parts = [
+        p
+        for chunk in fixture.stream
+        for c in chunk.get("candidates") or []
+        for p in (c.get("content") or {}).get("parts") or []
+    ]
     body = assemble(fixture.gateway, fixture.stream)
     joined = body["candidates"][0]["content"]["parts"]
     for kind in (True, False):
-        expected = "".join(p["text"] for p in parts if "text" in p and bool(p.get("thought")) is kind)
+        expected = "".join(
+            p["text"] for p in parts if "text" in p and bool(p.get("thought")) is kind
+        )
         got = "".join(p["text"] for p in joined if "text" in p and bool(p.get("thought")) is kind)
         assert got == expected
     for key in ("thoughtSignature", "functionCall"):
@@ -184,7 +193,10 @@ def test_anthropic_partial_json_and_signature_deltas_are_joined() -> None:
     for index, text in pieces.items():
         assert body["content"][index]["input"] == json.loads(text)
     (thinking,) = [f for f in STREAMS if f.name == "anthropic_stream_thinking"]
-    signatures = [e["delta"]["signature"] for e in thinking.stream
-                  if (e.get("delta") or {}).get("type") == "signature_delta"]
+    signatures = [
+        e["delta"]["signature"]
+        for e in thinking.stream
+        if (e.get("delta") or {}).get("type") == "signature_delta"
+    ]
     blocks = assemble(thinking.gateway, thinking.stream)["content"]
     assert [b["signature"] for b in blocks if b["type"] == "thinking"] == signatures

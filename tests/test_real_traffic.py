@@ -43,8 +43,21 @@ def test_the_corpus_is_what_the_issue_asks_for() -> None:
     counts = {g: sum(f.gateway is g for f in corpus.ALL) for g in {f.gateway for f in corpus.ALL}}
     assert len(corpus.ALL) >= 60 and len(counts) == 4 and min(counts.values()) >= 10
     categories = {c for f in corpus.ALL for c in f.categories}
-    assert {"reasoning", "redacted", "parallel", "idless", "server_tools", "mcp", "citations",
-            "refusal", "blocked", "empty", "beta", "stream", "compaction"} <= categories
+    assert {
+        "reasoning",
+        "redacted",
+        "parallel",
+        "idless",
+        "server_tools",
+        "mcp",
+        "citations",
+        "refusal",
+        "blocked",
+        "empty",
+        "beta",
+        "stream",
+        "compaction",
+    } <= categories
     for fixture in corpus.ALL:
         assert "@" in fixture.data["source"] and fixture.data["status"] == 200
 
@@ -82,7 +95,9 @@ def test_answered_turn_reaches_the_wire_unchanged(fixture: Fixture) -> None:
     results = list(corpus.iter_results(fixture.gateway, wire))
     for call, text in corpus.answers(fixture):
         assert (call.answer_id, text) in results or (call.name, text) in results, call
-    assert len({cid for cid, _ in results}) >= len({c.answer_id for c in corpus.client_calls(fixture)})
+    assert len({cid for cid, _ in results}) >= len(
+        {c.answer_id for c in corpus.client_calls(fixture)}
+    )
 
 
 @pytest.mark.parametrize("fixture", SENDABLE, ids=_ids(SENDABLE))

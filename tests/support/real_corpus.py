@@ -168,7 +168,8 @@ def client_calls(fixture: Fixture) -> list[Call]:
     match fixture.gateway:
         case GatewayType.anthropic:
             return [
-                Call(b["id"], b["name"]) for b in body.get("content") or []
+                Call(b["id"], b["name"])
+                for b in body.get("content") or []
                 if b.get("type") == "tool_use"
             ]
         case GatewayType.openai:
@@ -179,7 +180,8 @@ def client_calls(fixture: Fixture) -> list[Call]:
             ]
         case GatewayType.openai_responses:
             return [
-                Call(i["call_id"], i["name"]) for i in body.get("output") or []
+                Call(i["call_id"], i["name"])
+                for i in body.get("output") or []
                 if i.get("type") == "function_call"
             ]
         case GatewayType.gemini:
@@ -201,9 +203,11 @@ def answers(fixture: Fixture) -> list[tuple[Call, str]]:
     out = []
     for position, item in enumerate(client_calls(fixture)):
         content = by_id.get(item.answer_id)
-        if content is None and position < len(recorded) and not by_id.keys() & {
-            c.answer_id for c in client_calls(fixture)
-        }:
+        if (
+            content is None
+            and position < len(recorded)
+            and not by_id.keys() & {c.answer_id for c in client_calls(fixture)}
+        ):
             content = recorded[position]["content"]
         out.append((item, content if content is not None else f"result {position} of {item.name}"))
     return out
@@ -226,7 +230,7 @@ def wire_items(gateway: GatewayType, body: dict[str, Any]) -> list[dict[str, Any
 
 
 _BYTES_KEYS = frozenset({"thoughtSignature", "thought_signature", "data"})
-"""Gemini keys that hold bytes as base64 (``data`` of ``inlineData``).""" 
+"""Gemini keys that hold bytes as base64 (``data`` of ``inlineData``)."""
 
 
 def comparable(gateway: GatewayType, value: Any) -> Any:
@@ -296,8 +300,9 @@ def sent_blocks(fixture: Fixture, wire: list[dict[str, Any]]) -> list[dict[str, 
             return [p for c in wire if c.get("role") == "model" for p in c["parts"]]
         case GatewayType.openai:
             turns = [m for m in wire if m["role"] == "assistant"]
-            return [{k: m[k] for k in ("content", "tool_calls", "refusal") if k in m}
-                     for m in turns]
+            return [
+                {k: m[k] for k in ("content", "tool_calls", "refusal") if k in m} for m in turns
+            ]
 
 
 def iter_results(gateway: GatewayType, wire: list[dict[str, Any]]) -> Iterator[tuple[str, str]]:

@@ -114,8 +114,9 @@ def foreign_block_type(item: NativeContent, foreign: frozenset[str]) -> str | No
     content = item.get("content")
     if isinstance(content, list):
         for part in content:
-            if isinstance(part, dict) and part.get("type") in foreign:
-                return str(part["type"])
+            kind = part.get("type") if isinstance(part, dict) else None
+            if isinstance(kind, str) and kind in foreign:
+                return kind
     return None
 
 
