@@ -72,7 +72,7 @@ def _response(gateway: GatewayType, unknown: dict[str, Any]) -> dict[str, Any]:
                 {"functionCall": {"name": "lookup", "args": {"q": None}}},
             ]
             return {
-                "candidates": [{"content": {"role": "model", "parts": parts}}],
+                "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP"}],
                 "modelVersion": model,
             }
         case GatewayType.openai:

@@ -34,27 +34,12 @@ from hydrangea.gateway import GatewayType
 
 __all__ = ["body_gateway", "output_body", "sdk_native"]
 
-_STREAM_HINT = (
-    "push the complete stream instead: the events or chunks of one response, in order "
-    "(see 'Streams' in the providers guide)"
-)
 _NAMES = {
     GatewayType.openai: "OpenAI Chat Completions (openai)",
     GatewayType.openai_responses: "OpenAI Responses (openai_responses)",
     GatewayType.anthropic: "Anthropic Messages (anthropic)",
     GatewayType.gemini: "Gemini (gemini, google-genai)",
 }
-_ANTHROPIC_EVENTS = frozenset(
-    {
-        "message_start",
-        "message_delta",
-        "message_stop",
-        "content_block_start",
-        "content_block_delta",
-        "content_block_stop",
-        "ping",
-    }
-)
 
 
 def gateway_name(gateway: GatewayType) -> str:
@@ -127,16 +112,11 @@ def body_gateway(body: dict[str, Any]) -> GatewayType | None:
 
     Raises :class:`~hydrangea.errors.StreamEventError` for one event or chunk of a stream.
     """
+    event_gateway = stream_event_gateway(body)
+    if event_gateway is not None:
+        raise StreamEventError(stream_event_hint(event_gateway))
     kind = body.get("type")
     obj = body.get("object")
-    if isinstance(kind, str) and kind in _ANTHROPIC_EVENTS:
-        raise StreamEventError(f"a {kind!r} event is one event of an Anthropic stream: "
-                               f"{_STREAM_HINT}")
-    if isinstance(kind, str) and kind.startswith("response.") and "role" not in body:
-        raise StreamEventError(f"a {kind!r} event is one event of a Responses stream: "
-                               f"{_STREAM_HINT}")
-    if obj == "chat.completion.chunk":
-        raise StreamEventError(f"a chat.completion.chunk is one chunk of a stream: {_STREAM_HINT}")
     if obj == "chat.completion":
         return GatewayType.openai
     if obj == "response":

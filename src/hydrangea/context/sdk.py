@@ -316,8 +316,8 @@ def stream_event_hint(gateway: GatewayType) -> str:
     """The sentence that tells how to push a stream of ``gateway`` instead of one event."""
     return (
         f"this is one event of a streamed {gateway.value} response, not a whole response: "
-        "collect the stream's events in order and push them all at once with "
-        "Context.push_stream(events) (see the providers guide, section 'Streams')"
+        "push the complete stream (all its events, in order) with Context.push_stream(events) "
+        "(see the providers guide, section 'Streams')"
     )
 
 
