@@ -32,7 +32,7 @@ def _answered(fixture: Fixture, pushed: object) -> Context:
     context.push_back(pushed)
     answers = corpus.answers(fixture)
     if answers:
-        parts = [ToolResultPart(call_id=c.answer_id, content=text) for c, text in answers]
+        parts = tuple(ToolResultPart(call_id=c.answer_id, content=text) for c, text in answers)
         context.emplace_message(Message(role=Role.user, content=parts))
     else:
         context.emplace_message(Message(role=Role.user, content=corpus.FOLLOW_UP))

@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (the SPECS table keeps one fixture per line)
 """Extract recorded provider responses from public VCR cassettes into tests/fixtures/real/.
 
 Run with the project's venv (needs PyYAML) after fetching the source repositories::
@@ -12,7 +13,6 @@ the structure; such files say so in ``trimmed``.
 
 from __future__ import annotations
 
-import base64
 import gzip
 import json
 import subprocess

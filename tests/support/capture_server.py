@@ -56,9 +56,10 @@ def capture_server(replies: list[tuple[int, Any]]) -> Iterator[CaptureServer]:
                 status, reply = state.replies.pop(0) if state.replies else (500, {"error": "none"})
             # a str reply is a server-sent event stream, sent as it is
             streamed = isinstance(reply, str)
-            payload = reply.encode() if streamed else json.dumps(reply).encode()
+            payload = str(reply).encode() if streamed else json.dumps(reply).encode()
             self.send_response(status)
-            self.send_header("content-type", "text/event-stream" if streamed else "application/json")
+            kind = "text/event-stream" if streamed else "application/json"
+            self.send_header("content-type", kind)
             self.send_header("content-length", str(len(payload)))
             self.end_headers()
             self.wfile.write(payload)
