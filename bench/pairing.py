@@ -66,9 +66,7 @@ def main() -> int:
         t_ids = best_of(with_ids, repeats)
         t_names = best_of(without, repeats)
         ratio = t_names / t_ids
-        rows.append(
-            {"calls": calls, "with_ids_s": t_ids, "without_ids_s": t_names, "ratio": ratio}
-        )
+        rows.append({"calls": calls, "with_ids_s": t_ids, "without_ids_s": t_names, "ratio": ratio})
         print(
             f"{calls:>6} calls: with ids {t_ids * 1e3:8.1f} ms, without ids "
             f"{t_names * 1e3:8.1f} ms, ratio {ratio:.2f}x"

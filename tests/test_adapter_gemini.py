@@ -370,3 +370,23 @@ def test_requests_from_any_sequence_pass_the_sdk_check(steps: list[list[Any]]) -
 def test_the_sdk_check_rejects_wrong_shapes(kwargs: dict[str, Any]) -> None:
     with pytest.raises((AssertionError, ValueError)):
         check_gemini.validate(kwargs)
+
+
+def test_request_merges_the_callers_config_object() -> None:
+    from google.genai import types
+
+    context = Context(GW)
+    context.emplace_message(Message(role=Role.system, content="Be terse."))
+    context.emplace_message(Message(role=Role.user, content="hi"))
+    mine = types.GenerateContentConfig(temperature=0.5, system_instruction="Travel agent.")
+    kwargs = context.request(config=mine)
+    merged = kwargs["config"]
+    assert isinstance(merged, types.GenerateContentConfig) and merged.temperature == 0.5
+    assert merged.system_instruction == types.Content(
+        parts=[types.Part(text="Travel agent."), types.Part(text="Be terse.")]
+    )
+    assert mine.system_instruction == "Travel agent."  # the caller's object is not changed
+    assert set(kwargs) == {"contents", "config"}
+    assert context.request(config=None)["config"] == {
+        "system_instruction": {"parts": [{"text": "Be terse."}]}
+    }

@@ -42,7 +42,12 @@ def response(gateway: GatewayType, *, unknown: bool = False) -> dict[str, Any]:
     body = _response(gateway, UNKNOWN[gateway])
     if unknown:
         return body
-    return json.loads(json.dumps(body).replace(json.dumps(UNKNOWN[gateway]) + ", ", ""))
+    stripped: dict[str, Any] = json.loads(
+        json.dumps(body).replace(json.dumps(UNKNOWN[gateway]) + ", ", "")
+    )
+    if gateway is GatewayType.openai:  # the API answers with a string; a list is input-side
+        stripped["choices"][0]["message"]["content"] = "Looking."
+    return stripped
 
 
 def _response(gateway: GatewayType, unknown: dict[str, Any]) -> dict[str, Any]:
@@ -186,7 +191,8 @@ def test_unknown_output_is_kept_and_resent_byte_identical(
     assert UNKNOWN[gateway] in [*context[1].get("content", []), *context[1].get("parts", [])] or (
         UNKNOWN[gateway] in list(context)
     )
-    unknown = json.dumps(UNKNOWN[gateway], separators=(",", ":"))
+    # the canonical form sorts object keys (the one thing an SDK dump cannot give back)
+    unknown = json.dumps(UNKNOWN[gateway], separators=(",", ":"), sort_keys=True)
     assert unknown in json.dumps(list(context), separators=(",", ":"))
     assert unknown in json.dumps(context.request(), separators=(",", ":"))
 
@@ -307,8 +313,9 @@ def test_caller_keywords_compose_and_history_keys_are_refused(gateway: GatewayTy
     kwargs = context.request(tools=tools, max_tokens=10)
     assert kwargs["tools"] is tools and kwargs["max_tokens"] == 10
     assert "Be brief." in json.dumps(kwargs)
+    history: dict[str, Any] = {"messages": [], "contents": [], "input": []}
     with pytest.raises(RequestOptionError):
-        context.request(**{"messages": [], "contents": [], "input": []})
+        context.request(**history)
 
 
 # -- refusals ------------------------------------------------------------------------------------
@@ -342,8 +349,206 @@ def test_another_gateways_body_is_a_mismatch_naming_it(
 
 @pytest.mark.parametrize("gateway", ALL)
 @pytest.mark.parametrize("source", list(STREAM_EVENTS))
-def test_a_stream_event_says_how_to_push_a_stream(gateway: GatewayType, source: GatewayType) -> None:
+def test_a_stream_event_says_how_to_push_a_stream(
+    gateway: GatewayType, source: GatewayType
+) -> None:
     context = Context(gateway)
     with pytest.raises(StreamEventError, match="complete stream"):
         context.push_back(STREAM_EVENTS[source])
     assert len(context) == 0
+
+
+# -- SDK objects ---------------------------------------------------------------------------------
+
+
+def sdk_response(gateway: GatewayType) -> object:
+    """The SDK object of ``response(gateway)``, built the way each SDK builds it from JSON."""
+    body = response(gateway)
+    match gateway:
+        case GatewayType.anthropic:
+            from anthropic._models import construct_type as anthropic_construct
+            from anthropic.types.beta import BetaMessage
+
+            return anthropic_construct(type_=BetaMessage, value=body)
+        case GatewayType.openai:
+            from openai._models import construct_type
+            from openai.types.chat import ParsedChatCompletion
+
+            return construct_type(type_=ParsedChatCompletion[object], value=body)
+        case GatewayType.openai_responses:
+            from openai._models import construct_type
+            from openai.types.responses import ParsedResponse
+
+            return construct_type(type_=ParsedResponse[object], value=body)
+        case GatewayType.gemini:
+            from google.genai import types
+
+            return types.GenerateContentResponse.model_validate(body)
+
+
+@pytest.mark.parametrize("gateway", ALL)
+def test_sdk_object_and_raw_body_store_the_same_bytes(gateway: GatewayType) -> None:
+    raw, sdk = Context(gateway), Context(gateway)
+    raw.push_back(response(gateway))
+    sdk.push_back(sdk_response(gateway))
+    assert sdk.to_json() == raw.to_json()
+    assert json.dumps(sdk.request()) == json.dumps(raw.request())
+
+
+@pytest.mark.parametrize("gateway", ALL)
+def test_another_gateways_sdk_object_is_a_mismatch_naming_it(gateway: GatewayType) -> None:
+    for other in ALL:
+        if other is not gateway:
+            with pytest.raises(GatewayMismatchError, match=LABELS[other]):
+                Context(gateway).push_back(sdk_response(other))
+
+
+def test_sdk_stream_events_are_refused_by_type() -> None:
+    from anthropic.types import RawMessageStopEvent
+    from openai.types.chat import ChatCompletionChunk
+    from openai.types.responses import ResponseCompletedEvent
+
+    events: list[tuple[GatewayType, object]] = [
+        (GatewayType.anthropic, RawMessageStopEvent(type="message_stop")),
+        (
+            GatewayType.openai,
+            ChatCompletionChunk.model_construct(
+                id="c", choices=[], created=0, model="m", object="chat.completion.chunk"
+            ),
+        ),
+        (
+            GatewayType.openai_responses,
+            ResponseCompletedEvent.model_construct(type="response.completed", sequence_number=1),
+        ),
+    ]
+    for gateway, event in events:
+        with pytest.raises(StreamEventError, match="complete stream"):
+            Context(gateway).push_back(event)
+
+
+# -- server-side tools -------------------------------------------------------------------------
+
+
+def test_server_tool_pairs_are_kept_whole_and_never_repaired() -> None:
+    anthropic = Context(GatewayType.anthropic)
+    anthropic.emplace_message(Message(role=Role.user, content="Search."))
+    turn = [
+        {"type": "server_tool_use", "id": "srv_1", "name": "web_search", "input": {"q": "x"}},
+        {"type": "web_search_tool_result", "tool_use_id": "srv_1", "content": []},
+        {"type": "mcp_tool_use", "id": "mcp_1", "name": "ask", "server_name": "s", "input": {}},
+        {"type": "mcp_tool_result", "tool_use_id": "mcp_1", "content": [], "is_error": False},
+        {"type": "text", "text": "Found."},
+    ]
+    anthropic.push_back({"role": "assistant", "content": turn})
+    assert anthropic.request()["messages"][-1]["content"] == turn
+    assert not anthropic.adapter.opens_exchange(anthropic[-1])  # the pair is complete
+    paused = {"role": "assistant", "content": turn[:1]}
+    assert anthropic.adapter.opens_exchange(paused)  # a paused turn waits for its result
+
+    gemini = Context(GatewayType.gemini)
+    gemini.emplace_message(Message(role=Role.user, content="Search my files."))
+    gemini.push_back(
+        {
+            "candidates": [
+                {
+                    "content": {
+                        "role": "model",
+                        "parts": [
+                            {"toolCall": {"id": "t1", "toolType": "FILE_SEARCH"}},
+                            {"toolResponse": {"id": "t1", "toolType": "FILE_SEARCH"}},
+                            {"text": "Here."},
+                        ],
+                    }
+                }
+            ]
+        }
+    )
+    parts = gemini.request()["contents"][-1]["parts"]
+    assert parts[:2] == [
+        {"tool_call": {"id": "t1", "tool_type": "FILE_SEARCH"}},
+        {"tool_response": {"id": "t1", "tool_type": "FILE_SEARCH"}},
+    ]
+    assert not gemini.adapter.pairing(list(gemini)).calls
+
+
+# -- wrong types and stored dumps ----------------------------------------------------------------
+
+WRONG_TYPED: dict[GatewayType, list[dict[str, Any]]] = {
+    GatewayType.anthropic: [
+        {"role": "assistant", "content": [{"type": ["text"], "text": "x"}]},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": ["c"], "name": "f"}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": {}}]},
+    ],
+    GatewayType.gemini: [
+        {"role": "model", "parts": [{"text": ["x"]}]},
+        {"role": "model", "parts": [{"function_call": {"name": ["f"]}}]},
+        {"role": "model", "parts": [{"text": "x", "thought_signature": ["s"]}]},
+    ],
+    GatewayType.openai: [
+        {"role": "assistant", "content": [{"type": ["text"], "text": "x"}]},
+        {"role": "assistant", "tool_calls": [{"id": "c", "type": ["function"]}]},
+        {"role": "tool", "tool_call_id": ["c"], "content": "x"},
+    ],
+    GatewayType.openai_responses: [
+        {"type": "message", "role": "user", "content": [{"type": "input_image", "detail": []}]},
+        {"type": "function_call", "call_id": "c", "name": "f", "arguments": "{}", "status": []},
+        {"type": "reasoning", "id": "rs", "summary": [], "encrypted_content": ["x"]},
+    ],
+}
+
+
+@pytest.mark.parametrize("gateway", ALL)
+def test_a_wrong_typed_field_in_output_is_an_invalid_item(gateway: GatewayType) -> None:
+    context = Context(gateway)
+    for item in WRONG_TYPED[gateway]:
+        with pytest.raises(InvalidItemError):
+            context.push_back(item)
+    assert len(context) == 0
+
+
+@pytest.mark.parametrize(
+    ("gateway", "item"),
+    [
+        (
+            GatewayType.anthropic,
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "image",
+                        "source": {"type": "base64", "media_type": ["image/png"], "data": "eA=="},
+                    }
+                ],
+            },
+        ),
+        (GatewayType.openai, {"role": "user", "content": [{"type": ["text"], "text": "x"}]}),
+        (
+            GatewayType.openai_responses,
+            {
+                "type": "message",
+                "role": "user",
+                "content": [{"type": "input_image", "detail": ["auto"], "image_url": "https://x"}],
+            },
+        ),
+        (
+            GatewayType.openai_responses,
+            {"type": "message", "role": "user", "status": [], "content": "x"},
+        ),
+        (GatewayType.gemini, {"role": "model", "parts": [{"type": ["tool_use"]}]}),
+    ],
+)
+def test_the_strict_check_types_fields_too(gateway: GatewayType, item: dict[str, Any]) -> None:
+    with pytest.raises(InvalidItemError):
+        Context(gateway).adapter.validate(item)
+
+
+def test_stored_sdk_dumps_load() -> None:
+    from openai.types.chat import ChatCompletionMessage
+
+    dumped = ChatCompletionMessage.model_validate(
+        {"role": "assistant", "content": "Hi.", "annotations": [], "refusal": None}
+    ).model_dump(mode="json")
+    assert dumped["annotations"] == [] and "audio" in dumped
+    context = Context(GatewayType.openai, [{"role": "user", "content": "Hello"}, dumped])
+    assert context[1] == {"role": "assistant", "content": "Hi."}
+    assert Context.from_json(context.to_json()).to_json() == context.to_json()

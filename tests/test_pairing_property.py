@@ -211,4 +211,4 @@ def test_feeding_more_items_continues_from_the_same_state(
     for cut in range(len(items) + 1):
         head = adapter.pairing(items[:cut])
         whole = adapter.pairing(items)
-        assert set(head.ids.items()) <= set(whole.ids.items())
+        assert set(head.ids().items()) <= set(whole.ids().items())

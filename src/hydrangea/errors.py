@@ -21,6 +21,7 @@ The tree::
     ├── MissingExtraError (ImportError)          an optional dependency; names the extra
     ├── LiveUnavailableError, LiveCallError      the demo's --live mode
     ├── ContextStateError (RuntimeError)         not allowed in the current state
+    ├── SelectorError (ValueError)               a depth selector that is malformed or absent
     ├── AreaContractError (TypeError)            an object that is not a Context Area
     ├── DuplicateAreaError (ValueError)          the same area registered twice
     ├── InvalidEffectRangeError (ValueError)     bounds that are not 0 <= earliest <= latest
@@ -92,6 +93,7 @@ __all__ = [
     "RecordStoreError",
     "RequestOptionError",
     "SchemaVersionError",
+    "SelectorError",
     "SerializationError",
     "SessionConflictError",
     "SessionNotFoundError",
@@ -179,6 +181,10 @@ class LiveCallError(HydrangeaError):
 
 class SerializationError(HydrangeaError, ValueError):
     """A saved Context (or session) that cannot be read back."""
+
+
+class SelectorError(HydrangeaError, ValueError):
+    """A depth selector (``"d0, 1"``) that is not well formed, or coordinates the request lacks."""
 
 
 class ContextStateError(HydrangeaError, RuntimeError):

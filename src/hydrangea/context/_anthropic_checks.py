@@ -46,6 +46,7 @@ _REQUIRED_KEYS: dict[str, tuple[str, ...]] = {
 }
 _STRING_KEYS = frozenset({"text", "thinking", "signature", "data", "id", "name", "tool_use_id"})
 
+
 def validate_strict(item: NativeContent) -> None:
     """Check role, content and every block against what the Messages API accepts."""
     _check_foreign(item)
@@ -62,9 +63,7 @@ def validate_strict(item: NativeContent) -> None:
     content = item["content"]
     if isinstance(content, str):
         if not content:
-            raise InvalidItemError(
-                f"the API rejects an Anthropic {role} item with empty content"
-            )
+            raise InvalidItemError(f"the API rejects an Anthropic {role} item with empty content")
         return
     if not isinstance(content, list) or not content:
         raise InvalidItemError(
@@ -165,8 +164,6 @@ def _check_image_source(where: str, source: object) -> None:
         raise InvalidItemError(f"{where}: unknown image source type {kind!r}")
 
 
-
-
 # -- lenient: model output ------------------------------------------------------------------
 
 _OUTPUT_STRINGS: dict[str, tuple[str, ...]] = {
@@ -217,9 +214,8 @@ def check_output(item: NativeContent) -> None:
         for key in _OUTPUT_STRINGS.get(kind, ()):
             if not isinstance(block.get(key), str):
                 raise InvalidItemError(f"{where}: a {kind!r} block needs a string {key!r}")
-        if kind.endswith("_tool_result") and "tool_use_id" in block:
-            if not isinstance(block["tool_use_id"], str):
-                raise InvalidItemError(f"{where}: 'tool_use_id' must be a string")
+        if kind.endswith("_tool_result") and not isinstance(block.get("tool_use_id", ""), str):
+            raise InvalidItemError(f"{where}: 'tool_use_id' must be a string")
         if kind == "tool_use" and not block["id"]:
             raise InvalidItemError(f"{where}: a 'tool_use' block needs a non-empty id")
         if kind == "tool_result" and not block["tool_use_id"]:

@@ -88,7 +88,9 @@ def _role_and_parts(item: NativeContent) -> tuple[str, list[Any]]:
     _check_foreign(item)
     role = item.get("role")
     if not isinstance(role, str) or role not in ("user", "model", "system"):
-        raise InvalidItemError(f"a Gemini item needs role 'user', 'model' or 'system', got {role!r}")
+        raise InvalidItemError(
+            f"a Gemini item needs role 'user', 'model' or 'system', got {role!r}"
+        )
     extra = set(item) - {"role", "parts"}
     if extra:
         raise InvalidItemError(f"unknown key(s) {sorted(extra)} in a Gemini {role} item")
@@ -113,7 +115,9 @@ def check_output(item: NativeContent) -> None:
         if not isinstance(part, dict):
             raise InvalidItemError(f"{where} must be an object, got {type(part).__name__}")
         if isinstance(part.get("type"), str) and part["type"] in _FOREIGN_PART_TYPES:
-            raise GatewayMismatchError(f"{where}: a {part['type']!r} block belongs to another gateway")
+            raise GatewayMismatchError(
+                f"{where}: a {part['type']!r} block belongs to another gateway"
+            )
         if role == "system" and not isinstance(part.get("text"), str):
             raise InvalidItemError(f"{where}: a system item carries text parts only")
         for key in ("function_call", "thought", "thought_signature"):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Mapping
 from typing import Any
 
 from hydrangea.context._gemini_request import response_text
@@ -19,7 +20,7 @@ did not make (history written by another model): Gemini 3 validates signatures o
 the current turn and accepts this value in their place."""
 
 
-def read_content(item: NativeContent, ids: dict[int, str] | Any = None) -> list[Message]:
+def read_content(item: NativeContent, ids: Mapping[int, str] | None = None) -> list[Message]:
     """``item`` as Messages (see ``GeminiAdapter.to_messages``)."""
     role = item.get("role")
     parts: list[Part] = []
@@ -50,7 +51,9 @@ def read_content(item: NativeContent, ids: dict[int, str] | Any = None) -> list[
                     ident = stable_call_id(call["name"], ordinals[call["name"]])
             args = call.get("args")
             parts.append(
-                ToolCallPart(id=ident, name=call["name"], arguments=args if isinstance(args, dict) else {})
+                ToolCallPart(
+                    id=ident, name=call["name"], arguments=args if isinstance(args, dict) else {}
+                )
             )
         elif role == "user" and isinstance(part.get("function_response"), dict):
             response = part["function_response"]
@@ -63,7 +66,12 @@ def read_content(item: NativeContent, ids: dict[int, str] | Any = None) -> list[
     if not parts:
         return []
     if role == "system":
-        return [Message(role=Role.system, content="\n".join(p.text for p in parts if isinstance(p, TextPart)))]
+        return [
+            Message(
+                role=Role.system,
+                content="\n".join(p.text for p in parts if isinstance(p, TextPart)),
+            )
+        ]
     return [Message(role=Role.assistant if role == "model" else Role.user, content=tuple(parts))]
 
 
@@ -81,24 +89,21 @@ def _inline_image(blob: dict[str, Any]) -> ImagePart | None:
 
 def without_signatures(item: NativeContent) -> NativeContent | None:
     """``item`` for another model: no thought signatures, no ``thought`` parts, and the
-    placeholder signature on each function call that had one."""
+    placeholder signature on the first function call of the turn (where Gemini 3 looks for
+    one); a part that held only a signature is left out."""
     if item.get("role") != "model":
         return item
     parts: list[dict[str, Any]] = []
-    changed = False
+    signed_call = False
     for part in item.get("parts", []):
         if part.get("thought") is True:
-            changed = True
             continue
-        if "thought_signature" not in part:
-            parts.append(part)
-            continue
-        changed = True
         rest = {key: value for key, value in part.items() if key != "thought_signature"}
-        if "function_call" in rest:
+        if "function_call" in rest and not signed_call:
             rest["thought_signature"] = OTHER_MODEL_SIGNATURE
+            signed_call = True
         if set(rest) - {"text"} or rest.get("text"):
             parts.append(rest)
-    if not changed:
+    if parts == item.get("parts"):
         return item
     return {**item, "parts": parts} if parts else None

@@ -3,15 +3,16 @@
 The rules, all deterministic (same items, same request) and none of them touching stored items:
 
 * The leading run of system pseudo-items becomes ``config={"system_instruction": {"parts":
-  [...]}}``, merged into the caller's own ``config`` when one is passed (:func:`merge_config`). A system item later in the conversation stays where it is, as a user text part
-  reading ``"[system] <text>"``: moving it to the top would change the cached prefix.
+  [...]}}``, merged into the caller's own ``config`` when one is passed (:func:`merge_config`).
+  A system item later in the conversation stays where it is, as a user text part reading
+  ``"[system] <text>"``: moving it to the top would change the cached prefix.
 * Every ``function_call`` of a model turn is answered by a ``function_response`` in the user turn
   right after it, responses first and in call order (the API wants one response per call there).
   Which response answers which call is the pairing engine's decision
   (:mod:`hydrangea.context.pairing`: by id, else by function name in call order, and by the
   stable id ``"<name>#<n>"`` of an id-less call); the response is moved there if it sits further
-  down, and carries its call's ``name`` and ``id`` (no ``id`` for an id-less call). A call with no response
-  gets ``{"error": ORPHAN_CALL_NOTICE}``.
+  down, and carries its call's ``name`` and ``id`` (no ``id`` for an id-less call). A call with
+  no response gets ``{"error": ORPHAN_CALL_NOTICE}``.
 * A ``function_response`` that answers no earlier call becomes text, ``"[tool result <id>] ..."``.
 * Consecutive turns of one role are merged into one turn (Gemini wants user and model turns to
   alternate); parts keep their order, so thought signatures stay on their own parts.
@@ -24,6 +25,8 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from typing import Any
+
+from pydantic import TypeAdapter
 
 from hydrangea.context._turns import (
     LEADING_USER_PLACEHOLDER,
@@ -85,7 +88,8 @@ def merge_config(config: object, system: list[dict[str, Any]]) -> object:
         return {"system_instruction": {"parts": system}}
     if isinstance(config, dict):
         own = config.get("system_instruction", config.get("systemInstruction"))
-        merged = {k: v for k, v in config.items() if k not in ("system_instruction", "systemInstruction")}
+        names = ("system_instruction", "systemInstruction")
+        merged = {k: v for k, v in config.items() if k not in names}
         merged["system_instruction"] = {"parts": [*_instruction_parts(own), *system]}
         return merged
     copy = getattr(config, "model_copy", None)
@@ -96,7 +100,11 @@ def merge_config(config: object, system: list[dict[str, Any]]) -> object:
     own = getattr(config, "system_instruction", None)
     dump = getattr(own, "model_dump", None)
     own_json = dump(mode="json", exclude_none=True) if dump is not None else own
-    instruction = {"parts": [*_instruction_parts(own_json), *system]}
+    instruction: object = {"parts": [*_instruction_parts(own_json), *system]}
+    fields = getattr(type(config), "model_fields", {})
+    if "system_instruction" in fields:  # validate into the config's own field type (Content)
+        annotation: Any = fields["system_instruction"].annotation
+        instruction = TypeAdapter(annotation).validate_python(instruction)
     return copy(update={"system_instruction": instruction})
 
 

@@ -64,10 +64,14 @@ def _result(call_id: str, output: object) -> Message:
     text = "\n".join(_texts(output)) if not isinstance(output, str) else output
     error = text.startswith(TOOL_ERROR_PREFIX)
     content = text.removeprefix(TOOL_ERROR_PREFIX) if error else text
-    return Message(role=Role.user, content=(ToolResultPart(call_id=call_id, content=content, is_error=error),))
+    return Message(
+        role=Role.user, content=(ToolResultPart(call_id=call_id, content=content, is_error=error),)
+    )
 
 
-def _message(role: object, content: object, calls: list[ToolCallPart] | None = None) -> list[Message]:
+def _message(
+    role: object, content: object, calls: list[ToolCallPart] | None = None
+) -> list[Message]:
     if role in ("system", "developer"):
         text = "\n".join(_texts(content))
         return [Message(role=Role.system, content=text)] if text else []
@@ -101,10 +105,16 @@ def read_responses_item(item: NativeContent) -> list[Message]:
     if kind == "message":
         return _message(item.get("role"), item.get("content"))
     if kind == "function_call":
-        call = ToolCallPart(id=item["call_id"], name=item["name"], arguments=_arguments(item.get("arguments")))
+        call = ToolCallPart(
+            id=item["call_id"], name=item["name"], arguments=_arguments(item.get("arguments"))
+        )
         return [Message(role=Role.assistant, content=(call,))]
     if kind == "custom_tool_call":
-        call = ToolCallPart(id=item["call_id"], name=item["name"], arguments={RAW_ARGUMENTS_KEY: item.get("input", "")})
+        call = ToolCallPart(
+            id=item["call_id"],
+            name=item["name"],
+            arguments={RAW_ARGUMENTS_KEY: item.get("input", "")},
+        )
         return [Message(role=Role.assistant, content=(call,))]
     if kind in ("function_call_output", "custom_tool_call_output"):
         return [_result(str(item["call_id"]), item.get("output", ""))]

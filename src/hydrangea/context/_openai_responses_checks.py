@@ -249,8 +249,9 @@ def check_responses_output(item: NativeContent) -> None:
     match kind:
         case "message":
             if not _one_of(item.get("role"), _MESSAGE_ROLES):
+                role = item.get("role")
                 raise InvalidItemError(
-                    f"message role must be one of {sorted(_MESSAGE_ROLES)}, got {item.get('role')!r}"
+                    f"message role must be one of {sorted(_MESSAGE_ROLES)}, got {role!r}"
                 )
             content = item.get("content")
             if not isinstance(content, str | list):
@@ -260,7 +261,8 @@ def check_responses_output(item: NativeContent) -> None:
                     raise InvalidItemError(f"message, part {position}: needs a string 'type'")
                 for key in ("detail", "text"):
                     if key in part and not isinstance(part[key], str):
-                        raise InvalidItemError(f"message, part {position}: {key!r} must be a string")
+                        where = f"message, part {position}"
+                        raise InvalidItemError(f"{where}: {key!r} must be a string")
         case "function_call" | "custom_tool_call":
             require_str(item, "call_id", kind, empty_ok=False)
             require_str(item, "name", kind, empty_ok=False)

@@ -20,7 +20,7 @@ from hydrangea.message import Message
 __all__ = ["ORPHAN_CALL_NOTICE", "Adapter", "CallIds"]
 
 CallIds = Mapping[int, str]
-"""Effective ids of an item's id-less tool calls, by slot (from :attr:`Pairing.ids`)."""
+"""Effective ids of an item's id-less tool calls, by slot (from :meth:`Pairing.ids`)."""
 
 ORPHAN_CALL_NOTICE = "[no result was recorded for this tool call]"
 """The content of the error result the request builders add for a tool call that has none."""

@@ -25,12 +25,12 @@ import json
 from collections.abc import Sequence
 from typing import Any, Literal, TypedDict, assert_never
 
+from hydrangea.context._anthropic_checks import check_output, validate_strict
 from hydrangea.context._anthropic_request import (
     LEADING_USER_PLACEHOLDER,
     SYSTEM_NOTICE_PREFIX,
     build_anthropic_request,
 )
-from hydrangea.context._anthropic_checks import check_output, validate_strict
 from hydrangea.context._intake import output_body
 from hydrangea.context._output import dict_entries
 from hydrangea.context.adapter import Adapter, CallIds
@@ -165,7 +165,7 @@ class AnthropicAdapter(Adapter):
     def to_messages(self, item: NativeContent, ids: CallIds | None = None) -> list[Message]:
         """Text, images, ``tool_use`` and ``tool_result`` blocks as a Message; the rest (thinking,
         server tools, documents, unknown blocks) has no generic form and is left out."""
-        role = item.get("role")
+        role = str(item.get("role"))
         content = item.get("content")
         if role == "system":
             return [Message(role=Role.system, content=_joined_text(content))]
@@ -258,7 +258,9 @@ def _strip_response_dict(output: dict[str, Any]) -> NativeContent:
     if output.get("type") == "message" and "content" in output:
         role = output.get("role")
         if role != "assistant":
-            raise InvalidItemError(f"an Anthropic response must have role 'assistant', got {role!r}")
+            raise InvalidItemError(
+                f"an Anthropic response must have role 'assistant', got {role!r}"
+            )
         return {"role": role, "content": output["content"]}
     return output
 

@@ -31,8 +31,10 @@ class Context(Sequence[NativeContent]):
     """An append-only list of native items for one gateway.
 
     Items enter through :meth:`emplace_message` (a generic :class:`~hydrangea.message.Message`,
-    converted by the gateway's adapter) or :meth:`push_back` (model output, as a native dict or
-    the official SDK's response object). Every append is validated first and is all or nothing.
+    converted by the gateway's adapter and checked strictly) or :meth:`push_back` (model output,
+    as a native dict or the official SDK's response object, kept as the provider sent it and
+    checked only where the library relies on it). Every append is checked first and is all or
+    nothing. Each item remembers the model that produced it (:meth:`model_of`).
     Reading is by ``len()``, index, iteration and slicing (a slice is an immutable tuple).
     Only the collector removes items, and only from the tail (:meth:`detach_tail`).
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Sequence
-from enum import Enum
 from typing import Any, Literal, TypedDict, assert_never
 
 from hydrangea.context._gemini_checks import canonical, check_output, validate_strict
@@ -126,7 +125,8 @@ class GeminiAdapter(Adapter):
             if role == "model" and isinstance(part.get("function_call"), dict):
                 call = part["function_call"]
                 ident = call.get("id")
-                calls.append(CallSite(slot, ident if isinstance(ident, str) else None, call["name"]))
+                ident = ident if isinstance(ident, str) and ident else None
+                calls.append(CallSite(slot, ident, call["name"]))
             elif role == "user" and isinstance(part.get("function_response"), dict):
                 response = part["function_response"]
                 ident, name = response.get("id"), response.get("name")
@@ -163,7 +163,7 @@ class GeminiAdapter(Adapter):
 
     def for_other_model(self, item: NativeContent) -> NativeContent | None:
         """Thought signatures belong to the model that made them: they are removed, ``thought``
-        parts are left out, and a ``function_call`` that carried one gets Google's documented
+        parts are left out, and the turn's first ``function_call`` gets Google's documented
         placeholder signature instead (:data:`OTHER_MODEL_SIGNATURE`), which Gemini 3 accepts
         for calls it did not make. A Content left with no part is left out."""
         return without_signatures(item)

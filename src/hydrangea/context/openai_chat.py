@@ -16,9 +16,9 @@ marked by the prefix :data:`~hydrangea.context._openai_common.TOOL_ERROR_PREFIX`
 Pairing rule of the request builder (deterministic, stored items untouched): Chat Completions
 wants the answers to an assistant message's ``tool_calls`` in the run of tool messages right after
 it. Which tool message answers which call is the pairing engine's decision
-(:mod:`hydrangea.context.pairing`); the answer is moved into that run if it sits further down (after a user
-message, say), as the Anthropic and Gemini builders do. The run holds the answers in their stored
-order, then, for each call with no answer anywhere after it, a tool message reading
+(:mod:`hydrangea.context.pairing`); the answer is moved into that run if it sits further down
+(after a user message, say), as the Anthropic and Gemini builders do. The run holds the answers
+in their stored order, then, for each call with no answer anywhere after it, a tool message reading
 :data:`~hydrangea.context.adapter.ORPHAN_CALL_NOTICE`. Every other message keeps its order; a tool
 message that answers no earlier call (a second answer, one whose call is missing or comes later)
 stays where it is as a user message ``"[tool result <id>] <content>"``.

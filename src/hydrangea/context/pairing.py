@@ -97,9 +97,9 @@ class Pairing:
     """The outcome: which result answers which call, what is left open, what is an orphan.
 
     ``calls`` lists every call in history order with its effective id (its own id, or its
-    stable id, also in ``ids``). ``answer`` maps a call's site to the site of its result; ``answered`` the other
-    way round. ``unanswered`` are the sites of calls without a result, ``orphans`` the sites of
-    results that answer no call.
+    stable id; by site from :meth:`ids`). ``answer`` maps a call's site to the site of its
+    result, ``answered`` the other way round. ``unanswered`` are the sites of calls without a
+    result, ``orphans`` the sites of results that answer no call.
     """
 
     calls: tuple[tuple[Site, CallSite, str], ...]
@@ -107,8 +107,10 @@ class Pairing:
     answered: Mapping[Site, Site]
     unanswered: tuple[Site, ...]
     orphans: frozenset[Site]
-    ids: Mapping[Site, str]
-    """The effective id of the call at each call site."""
+
+    def ids(self) -> dict[Site, str]:
+        """The effective id of the call at each call site (built on demand, O(calls))."""
+        return {site: ident for site, _, ident in self.calls}
 
 
 @dataclass(slots=True)
@@ -121,7 +123,11 @@ class PairingEngine:
     by_name: bool = False
     _calls: list[tuple[Site, CallSite, str]] = field(default_factory=list)
     _open: list[bool] = field(default_factory=list)
-    _queues: dict[tuple[str, str, str], deque[int]] = field(default_factory=dict)
+    # key -> the call numbers waiting under it: one int (the common case: an id used once) or a
+    # deque; id keys and name keys live in separate tables, a key is the id or name itself when
+    # the kind is "" and (kind, id) otherwise, so the common path allocates no key objects
+    _by_id: dict[object, int | deque[int]] = field(default_factory=dict)
+    _by_name: dict[object, int | deque[int]] = field(default_factory=dict)
     _ordinals: dict[str, int] = field(default_factory=dict)
     _answer: dict[Site, Site] = field(default_factory=dict)
     _answered: dict[Site, Site] = field(default_factory=dict)
@@ -143,43 +149,47 @@ class PairingEngine:
             ident = stable_call_id(call.name, ordinal)
         self._calls.append(((index, call.slot), call, ident))
         self._open.append(True)
-        self._queues.setdefault(("id", call.kind, ident), deque()).append(number)
+        _enqueue(self._by_id, ident if not call.kind else (call.kind, ident), number)
         if self.by_name:
-            self._queues.setdefault(("name", call.kind, call.name), deque()).append(number)
+            _enqueue(self._by_name, call.name if not call.kind else (call.kind, call.name), number)
 
-    def _take(self, key: tuple[str, str, str]) -> int | None:
-        queue = self._queues.get(key)
-        while queue:
-            number = queue[0]
+    def _take(self, table: dict[object, int | deque[int]], key: object) -> int | None:
+        waiting = table.get(key)
+        if waiting is None:
+            return None
+        if isinstance(waiting, int):
+            del table[key]
+            return waiting if self._open[waiting] else None
+        while waiting:
+            number = waiting.popleft()
             if self._open[number]:
-                queue.popleft()
-                return number
-            queue.popleft()  # answered through another of its keys
+                return number  # (others were answered through another of their keys)
+        del table[key]
         return None
 
     def _match(self, index: int, result: ResultSite) -> None:
         where = (index, result.slot)
-        keys: list[tuple[str, str, str]] = []
+        kind = result.kind
+        number = None
         if result.ref is not None:
-            keys.append(("id", result.kind, result.ref))
-        if self.by_name:
+            number = self._take(self._by_id, result.ref if not kind else (kind, result.ref))
+        if number is None and self.by_name:
             named = result.ref if result.ref is not None else result.name
             if named is not None:
-                keys.append(("name", result.kind, named))
-        for key in keys:
-            number = self._take(key)
-            if number is not None:
-                self._open[number] = False
-                call_site = self._calls[number][0]
-                self._answer[call_site] = where
-                self._answered[where] = call_site
-                return
-        self._orphans.add(where)
+                number = self._take(self._by_name, named if not kind else (kind, named))
+        if number is None:
+            self._orphans.add(where)
+            return
+        self._open[number] = False
+        call_site = self._calls[number][0]
+        self._answer[call_site] = where
+        self._answered[where] = call_site
 
     def pairing(self) -> Pairing:
         """The pairing of everything fed so far."""
         unanswered = tuple(
-            site for (site, _, _), still_open in zip(self._calls, self._open, strict=True)
+            site
+            for (site, _, _), still_open in zip(self._calls, self._open, strict=True)
             if still_open
         )
         return Pairing(
@@ -188,8 +198,17 @@ class PairingEngine:
             answered=dict(self._answered),
             unanswered=unanswered,
             orphans=frozenset(self._orphans),
-            ids={site: ident for site, _, ident in self._calls},
         )
+
+
+def _enqueue(table: dict[object, int | deque[int]], key: object, number: int) -> None:
+    waiting = table.get(key)
+    if waiting is None:
+        table[key] = number
+    elif isinstance(waiting, int):
+        table[key] = deque((waiting, number))
+    else:
+        waiting.append(number)
 
 
 def pair_items(

@@ -31,9 +31,7 @@ class ReplyRoute(Protocol):
         """Take the assistant reply the Context just stored."""
 
 
-def messages_of(
-    adapter: Adapter, items: Sequence[NativeContent], start: int = 0
-) -> list[Message]:
+def messages_of(adapter: Adapter, items: Sequence[NativeContent], start: int = 0) -> list[Message]:
     """The Messages of ``items[start:]``, with history-wide stable ids for id-less calls."""
     ids: dict[int, dict[int, str]] = {}
     if adapter.pairs_by_name:

@@ -133,6 +133,10 @@ class Lifecycle:
         """
         return self._table.get(key).component
 
+    def get_by_key(self, key: str) -> Component:
+        """egregore's name for :meth:`get`."""
+        return self.get(key)
+
     def get_by_tags(
         self, tags: Iterable[str], *, match: Literal["any", "all"] = "any"
     ) -> list[Component]:
