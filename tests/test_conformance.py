@@ -77,7 +77,7 @@ def _response(gateway: GatewayType, unknown: dict[str, Any]) -> dict[str, Any]:
                 {"functionCall": {"name": "lookup", "args": {"q": None}}},
             ]
             return {
-                "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP"}],
+                "candidates": [{"content": {"role": "model", "parts": parts}}],
                 "modelVersion": model,
             }
         case GatewayType.openai:
@@ -552,3 +552,26 @@ def test_stored_sdk_dumps_load() -> None:
     context = Context(GatewayType.openai, [{"role": "user", "content": "Hello"}, dumped])
     assert context[1] == {"role": "assistant", "content": "Hi."}
     assert Context.from_json(context.to_json()).to_json() == context.to_json()
+
+
+def test_model_names_compare_without_prefix_and_date_suffixes() -> None:
+    from hydrangea.context.readback import same_model
+
+    assert same_model("claude-sonnet-4-20250514", "claude-sonnet-4-0")
+    assert same_model("models/gemini-2.5-flash", "gemini-2.5-flash")
+    assert same_model("gpt-4o-2024-08-06", "GPT-4o")
+    assert not same_model("gpt-4o", "gpt-4o-mini")
+    assert not same_model("claude-opus-4-1-20250805", "claude-opus-4-20250514")
+
+
+def test_anthropic_system_keyword_comes_before_the_contexts() -> None:
+    context = Context(GatewayType.anthropic)
+    context.emplace_message(Message(role=Role.system, content="Be brief."))
+    context.emplace_message(Message(role=Role.user, content="hi"))
+    kwargs = context.request(system="You are a pirate.", max_tokens=5)
+    assert kwargs["system"] == [
+        {"type": "text", "text": "You are a pirate."},
+        {"type": "text", "text": "Be brief."},
+    ]
+    with pytest.raises(RequestOptionError):
+        context.request(system=42)

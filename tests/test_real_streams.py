@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from hydrangea.context import Context
-from hydrangea.context.sdk import stream_event_gateway
+from hydrangea.context.sdk import looks_like_gemini_chunk, stream_event_gateway
 from hydrangea.context.streams import assemble
 from hydrangea.errors import IncompleteStreamError, StreamEventError
 from hydrangea.gateway import GatewayType
@@ -163,7 +163,10 @@ def test_a_stream_of_another_gateway_is_refused(fixture: Fixture) -> None:
                 assemble(other, fixture.stream)
 
 
-@pytest.mark.parametrize("fixture", STREAMS, ids=_ids(STREAMS))
+NOT_GEMINI = [f for f in STREAMS if f.gateway is not GatewayType.gemini]
+
+
+@pytest.mark.parametrize("fixture", NOT_GEMINI, ids=_ids(NOT_GEMINI))
 def test_one_event_pushed_alone_says_how_to_push_a_stream(fixture: Fixture) -> None:
     context = Context(fixture.gateway)
     events = fixture.stream
@@ -180,6 +183,19 @@ def test_one_event_pushed_alone_says_how_to_push_a_stream(fixture: Fixture) -> N
 def test_no_whole_response_is_taken_for_a_stream_event(fixture: Fixture) -> None:
     assert stream_event_gateway(fixture.response) is None
     assert stream_event_gateway(corpus.sdk_object(fixture)) is None
+    assert not looks_like_gemini_chunk(fixture.response)
+    assert not looks_like_gemini_chunk(corpus.sdk_object(fixture))
+
+
+def test_the_gemini_chunk_rule_holds_on_every_recorded_gemini_stream() -> None:
+    for fixture in (f for f in STREAMS if f.gateway is GatewayType.gemini):
+        chunks = fixture.stream
+        assert all(looks_like_gemini_chunk(c) for c in chunks[:-1])
+        assert not looks_like_gemini_chunk(chunks[-1])
+        objects = _sdk_events(fixture)
+        assert [looks_like_gemini_chunk(o) for o in objects] == [
+            looks_like_gemini_chunk(c) for c in chunks
+        ]
 
 
 def test_anthropic_partial_json_and_signature_deltas_are_joined() -> None:

@@ -7,7 +7,8 @@ JSON it stands for: ``openai`` ``ChatCompletion`` and ``ParsedChatCompletion``
 ``google-genai`` ``GenerateContentResponse``. The stream helpers' final objects
 (``get_final_completion()``, ``get_final_response()``, ``get_final_message()``) are instances of
 these classes, so they are read the same way. :func:`stream_event_gateway` recognises one event or
-chunk of a stream (an SDK object or its raw dict), so that an adapter can refuse it with a hint.
+chunk of a stream (an SDK object or its raw dict), so that an adapter can refuse it with a hint;
+Gemini chunks cannot be told from responses reliably (:func:`looks_like_gemini_chunk`).
 
 Nothing here imports an SDK at module import. An object can only be of an SDK's class once that
 SDK's module was imported, so each check first looks in :data:`sys.modules` and imports nothing
@@ -43,6 +44,7 @@ from hydrangea.gateway import GatewayType
 __all__ = [
     "ANTHROPIC_STREAM_EVENT_TYPES",
     "SdkResponse",
+    "looks_like_gemini_chunk",
     "native_output",
     "read_sdk_response",
     "stream_event_gateway",
@@ -268,11 +270,11 @@ def stream_event_gateway(output: object) -> GatewayType | None:
       ``"response."``.
     - ``anthropic``: a raw message stream event (``message_start`` ... ``message_stop``, beta
       included), the stream helper's events (``text``, ``input_json``, ...), or their dicts.
-    - ``gemini``: a streamed chunk is a ``GenerateContentResponse`` like a whole response. The
-      API puts a ``finishReason`` on every candidate of a complete response and only on the last
-      chunk of a stream, so a response with candidates none of which has a finish reason is a
-      chunk. The last chunk of a stream cannot be told from a short complete response; that is
-      why a stream must be pushed whole (:meth:`Context.push_stream`).
+    - ``gemini``: never. A streamed chunk is a ``GenerateContentResponse`` like a whole
+      response, and a hand-built response often has no ``finishReason``, so a chunk cannot be
+      told from a response reliably; :func:`looks_like_gemini_chunk` applies the API's rule
+      (only the last chunk of a stream carries a finish reason) for callers who want it. Push a
+      Gemini stream whole (:meth:`Context.push_stream`) rather than chunk by chunk.
     """
     if isinstance(output, dict):
         return _dict_event_gateway(output)
@@ -284,12 +286,27 @@ def stream_event_gateway(output: object) -> GatewayType | None:
     anthropic_events = _anthropic_events()
     if anthropic_events and isinstance(output, anthropic_events):
         return GatewayType.anthropic
+    return None
+
+
+def looks_like_gemini_chunk(output: object) -> bool:
+    """True for a Gemini response (SDK object or dict) that has candidates, none of which carries
+    a finish reason: by the API's rule, a chunk of a stream other than the last one."""
+    if isinstance(output, dict):
+        candidates = output.get("candidates")
+        return (
+            isinstance(candidates, list)
+            and bool(candidates)
+            and not any(
+                isinstance(c, dict) and ("finishReason" in c or "finish_reason" in c)
+                for c in candidates
+            )
+        )
     genai_types = _genai_responses()
     if genai_types and isinstance(output, genai_types):
-        candidates = getattr(output, "candidates", None) or []
-        if candidates and all(getattr(c, "finish_reason", None) is None for c in candidates):
-            return GatewayType.gemini
-    return None
+        found = getattr(output, "candidates", None) or []
+        return bool(found) and all(getattr(c, "finish_reason", None) is None for c in found)
+    return False
 
 
 def _dict_event_gateway(output: dict[str, Any]) -> GatewayType | None:
@@ -301,14 +318,6 @@ def _dict_event_gateway(output: dict[str, Any]) -> GatewayType | None:
             return GatewayType.openai_responses
         if kind in ANTHROPIC_STREAM_EVENT_TYPES:
             return GatewayType.anthropic
-    candidates = output.get("candidates")
-    if isinstance(candidates, list) and candidates:
-        finished = any(
-            isinstance(c, dict) and ("finishReason" in c or "finish_reason" in c)
-            for c in candidates
-        )
-        if not finished:
-            return GatewayType.gemini
     return None
 
 
