@@ -28,16 +28,24 @@ from bench.cachestudy.accounting import (
 )
 from bench.cachestudy.baselines import InPlaceReminders, SlidingWindow, SummarizeReplace
 from bench.cachestudy.library import LibraryModel
+from bench.cachestudy.providers import AnthropicRules, GeminiRules, OpenAIRules
 from bench.cachestudy.real_library import LibraryStrategy
 from bench.cachestudy.render import Renderer
 from bench.cachestudy.strategy import Strategy, reminder_message
-from bench.cachestudy.study import information_kept, new_tokens, run_strategy
+from bench.cachestudy.study import (
+    LibrarySetting,
+    _library,
+    information_kept,
+    new_tokens,
+    run_strategy,
+)
 from bench.cachestudy.summaries import first_sentence, reachable_texts
 from bench.cachestudy.tokens import LocalApproxCounter
 from bench.cachestudy.transcript import Transcript, generate
 from bench.reporting.cache import cache_section
 from bench.reporting.common import Page
 from bench.reporting.peers import asof_section, coop_section, generic_section, lifecycle_section
+from hydrangea.gateway import GatewayType
 from hydrangea.message import Role, ToolCallPart, ToolResultPart
 
 
@@ -359,3 +367,90 @@ def test_report_sections_tolerate_missing_and_odd_results(
     page = Page(image_dir=tmp_path, image_link="img")
     generic_section(page, "other", None, "unreadable (bad JSON)")
     assert any("unreadable" in line for line in page.lines)
+
+
+# -- each provider's rules, computed by hand -------------------------------------------------
+
+
+def _units(*specs: tuple[str, int, bool]) -> Request:
+    return tuple(RequestMessage(text, tokens, mark) for text, tokens, mark in specs)
+
+
+def test_openai_rules_count_1024_then_128_token_steps() -> None:
+    first = _units(("sys", 1_500, False), ("u1", 300, False))
+    second = (*first, RequestMessage("a1", 200))
+    rules = OpenAIRules()
+    rules.reset()
+    assert rules.cost(first) == (0, 1_800, 1_800.0)
+    # shared 1,800: 1,024 + 6 * 128 = 1,792 read; 1,792 * 0.1 + 208 = 387.2
+    read, written, billed = rules.cost(second)
+    assert (read, written) == (1_792, 208) and billed == pytest.approx(387.2)
+
+
+def test_gemini_rules_need_the_minimum_and_bill_no_write_premium() -> None:
+    rules = GeminiRules()
+    rules.reset()
+    rules.cost(_units(("sys", 1_500, False), ("u1", 300, False)))
+    longer = _units(("sys", 1_500, False), ("u1", 300, False), ("a", 200, False))
+    read, _, billed = rules.cost(longer)
+    assert read == 1_800 and billed == pytest.approx(180.0 + 200.0)
+    small = GeminiRules()
+    small.reset()
+    small.cost(_units(("s", 500, False)))
+    assert small.cost(_units(("s", 500, False), ("t", 10, False)))[0] == 0  # under 1,024
+    assert GeminiRules(min_tokens=4_096).min_tokens == 4_096
+
+
+def test_anthropic_rules_read_at_breakpoints_within_the_lookback() -> None:
+    rules = AnthropicRules()
+    rules.reset()
+    first = _units(("sys", 1_500, True), ("u1", 300, True))
+    assert rules.cost(first) == (0, 1_800, 2_250.0)  # all written at 1.25x
+    second = _units(("sys", 1_500, True), ("u1", 300, False), ("a1", 200, True))
+    # the breakpoint on a1 finds the entry written at u1 one block back: 1,800 read
+    read, written, billed = rules.cost(second)
+    assert (read, written) == (1_800, 200) and billed == pytest.approx(180.0 + 250.0)
+    # 25 new blocks: the last breakpoint cannot look back to a1; only the system entry is read
+    far = (*_units(("sys", 1_500, True), ("u1", 300, False), ("a1", 200, False)),
+           *(RequestMessage(f"x{n}", 10) for n in range(25)), RequestMessage("end", 10, True))
+    assert rules.cost(far)[0] == 1_500
+    # no breakpoint, nothing cached; a prefix under the minimum is not written
+    fresh = AnthropicRules()
+    fresh.reset()
+    assert fresh.cost(_units(("a", 900, True), ("b", 50, False))) == (0, 0, 950.0)
+    assert fresh.cost(_units(("a", 900, True), ("b", 50, True)))[0] == 0
+    with pytest.raises(ValueError, match="breakpoints"):
+        fresh.cost(_units(*((f"u{n}", 10, True) for n in range(5))))
+
+
+@given(_messages, _messages)
+def test_openai_reads_against_an_oracle(
+    left: list[tuple[str, int]], right: list[tuple[str, int]]
+) -> None:
+    before, after = _request(*left), _request(*right)
+    rules = OpenAIRules()
+    rules.reset()
+    rules.cost(before)
+    read = rules.cost(after)[0]
+    pairs = zip(before, after, strict=False)
+    same = list(takewhile(lambda pair: pair[0].text == pair[1].text, pairs))
+    shared = sum(now.tokens for _, now in same) if sum(m.tokens for m in before) >= 1_024 else 0
+    assert read <= shared
+    assert read == 0 or (read >= 1_024 and (read - 1_024) % 128 == 0 and shared - read < 128)
+
+
+@pytest.mark.parametrize("gateway", [GatewayType.anthropic, GatewayType.gemini])
+def test_the_recall_setting_keeps_every_fact_with_a_small_summary(
+    session: Transcript, gateway: GatewayType
+) -> None:
+    renderer = Renderer(LocalApproxCounter(), gateway)
+    fresh = new_tokens(session, renderer)
+    rules = AnthropicRules() if gateway is GatewayType.anthropic else GeminiRules()
+    setting = LibrarySetting(3_000, 500)
+    recall = run_strategy(
+        _library(session, renderer, _BUDGET, setting, recall=True), session, fresh, "", rules
+    )
+    full = run_strategy(_library(session, renderer, _BUDGET, setting), session, fresh, "", rules)
+    assert recall.info_kept == 1.0 and full.info_kept == 1.0
+    assert recall.extra["summary_tokens_at_end"] < full.extra["summary_tokens_at_end"]
+    assert recall.totals.reused_tokens <= recall.totals.input_tokens - recall.totals.new_tokens

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from hydrangea.context import Context
+from hydrangea.context.caching import strip_cache_control
 from hydrangea.gateway import GatewayType
 from hydrangea.message import Message, Role, ToolResultPart
 from tests.support import check_anthropic
@@ -53,7 +54,9 @@ def test_round_trip_through_the_anthropic_sdk() -> None:
         first = server.captured[0]
         assert first.path == "/v1/messages"
         assert context[0] == {"role": "system", "content": "You are terse."}
-        assert first.body["messages"] == list(context)[1:]
+        assert strip_cache_control(first.body["messages"]) == list(context)[1:]
+        # the default breakpoint sits on the last block of the stable history
+        assert first.body["messages"][-1]["content"][-1]["cache_control"] == {"type": "ephemeral"}
         assert first.body["system"] == [{"type": "text", "text": "You are terse."}]
         assert set(first.body) == {"model", "max_tokens", "messages", "system"}
 
@@ -69,7 +72,7 @@ def test_round_trip_through_the_anthropic_sdk() -> None:
         client.messages.create(model="claude-test", max_tokens=64, **second_request)
 
     second = server.captured[1]
-    assert second.body["messages"] == list(context)[1:]
+    assert strip_cache_control(second.body["messages"]) == list(context)[1:]
     sent_turn = second.body["messages"][1]
     assert sent_turn == {"role": "assistant", "content": REPLY["content"]}
     thinking, redacted = sent_turn["content"][0], sent_turn["content"][1]
@@ -80,4 +83,5 @@ def test_round_trip_through_the_anthropic_sdk() -> None:
         "type": "tool_result",
         "tool_use_id": "toolu_01",
         "content": "a shrub",
+        "cache_control": {"type": "ephemeral"},
     }

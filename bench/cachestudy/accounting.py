@@ -47,10 +47,12 @@ CACHE_WRITE_PRICE = 1.25
 
 @dataclass(frozen=True, slots=True)
 class RequestMessage:
-    """One message of a request: its rendered text and its token count."""
+    """One unit of a request (a message, or an Anthropic content block): its rendered text,
+    its token count, and whether it carries a cache breakpoint (Anthropic only)."""
 
     text: str
     tokens: int
+    breakpoint: bool = False
 
 
 Request = tuple[RequestMessage, ...]

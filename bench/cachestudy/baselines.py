@@ -58,7 +58,9 @@ class SlidingWindow:
         self.entries.extend(turn.events)
         tail = reminder_messages(turn.reminders)
         while True:
-            request = self.renderer.request_of([self.system, *self.entries[self.start :], *tail])
+            request = self.renderer.request_of(
+                [self.system, *self.entries[self.start :], *tail], tail=len(tail)
+            )
             if _size(request) <= self.budget:
                 return request
             if self.start >= len(self.entries) - len(turn.events):
@@ -116,7 +118,7 @@ class SummarizeReplace:
         head = [self.system] if self.summary is None else [self.system, self.summary]
         while True:
             body = [e.message for e in self.entries]
-            request = self.renderer.request_of([*head, *body, *tail])
+            request = self.renderer.request_of([*head, *body, *tail], tail=len(tail))
             if _size(request) <= self.budget:
                 return request
             if all(e.turn == turn.index for e in self.entries):

@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
+from typing import Literal
 
 from hydrangea.areas import CompactingConversation
 from hydrangea.asof.items import ContextItem
@@ -42,7 +43,7 @@ from hydrangea.lifecycle.session import Lifecycle
 from hydrangea.message import Message, Role
 
 from .accounting import Request
-from .render import GATEWAY, Renderer
+from .render import Renderer
 from .strategy import check_budget, reminder_message
 from .transcript import Reminder, Transcript, Turn
 
@@ -96,16 +97,20 @@ class LibraryStrategy:
         rollup: int | None = None,
         summarizer: Summarizer | None = None,
         in_place: bool = False,
+        rollup_detail: Literal["full", "headlines"] = "full",
+        name: str | None = None,
     ) -> None:
         self.name = "hydrangea" if summarizer is None else "hydrangea, plain-fact summarizer"
         if in_place:
             self.name = "in-place reminders"
+        if name is not None:
+            self.name = name
         self.in_place = in_place
         self.positions: dict[str, int] = {}
         self.summary_tokens = 0
         self.renderer = renderer
         self.budget = budget
-        context = Context(GATEWAY)
+        context = Context(renderer.gateway)
         context.emplace_message(Message(role=Role.system, content=transcript.system_prompt))
         self.coop = CoopContext(context)
         self.store = InMemoryRecordStore()
@@ -117,6 +122,7 @@ class LibraryStrategy:
             counter=renderer.counter,
             clock=lambda: _CLOCK_START,
             rollup_tokens=rollup,
+            rollup_detail=rollup_detail,
         )
         self.lifecycle = Lifecycle(self.coop)
 
@@ -147,7 +153,7 @@ class LibraryStrategy:
             raise OverlayMismatchError(
                 f"turn {turn.index}: overlay {sorted(request.overlay_keys)} != {sorted(expected)}"
             )
-        return self._measured(self.renderer.request(request.items))
+        return self._measured(self.renderer.units(request.kwargs))
 
     def _step_in_place(self, turn: Turn) -> Request:
         before = self.coop.context[:]

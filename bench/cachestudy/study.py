@@ -16,12 +16,11 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
 
+from hydrangea.areas.recall import HeadlineSummarizer, recall_tool
+from hydrangea.gateway import GatewayType
 from hydrangea.message import Message, Role
 
 from .accounting import (
-    CACHE_READ_PRICE,
-    CACHE_WRITE_PRICE,
-    MIN_CACHEABLE_TOKENS,
     Request,
     StrategyTotals,
     TurnCost,
@@ -30,13 +29,15 @@ from .accounting import (
 )
 from .baselines import InPlaceReminders, SlidingWindow, SummarizeReplace
 from .library import LibraryModel
-from .render import GATEWAY, Renderer
+from .providers import AnthropicRules, GeminiRules, OpenAIRules, ProviderRules, cost_turns_with
+from .render import Renderer
 from .strategy import BudgetExceededError, Strategy, reminder_message
 from .summaries import reachable_texts
 from .tokens import TokenCounter, counter_name, default_counter
 from .transcript import Transcript, generate
 
 __all__ = [
+    "PROVIDERS",
     "LibrarySetting",
     "StrategyResult",
     "StudyConfig",
@@ -56,11 +57,22 @@ class StudyConfig:
     seed: int = 7
     turns: int = 300
     budget: int = 60_000
-    thresholds: tuple[int, ...] = (5_000, 10_000, 15_000, 20_000, 30_000)
-    rollups: tuple[int | None, ...] = (None, 1_500, 3_000, 6_000, 12_000)
-    summarize_every: tuple[int, ...] = (5, 8, 10, 15, 20, 40)
-    summary_caps: tuple[int, ...] = (1_500, 3_000, 6_000, 12_000)
-    other_seeds: tuple[int, ...] = (8, 9)
+    thresholds: tuple[int, ...] = (2_500, 5_000, 10_000)
+    rollups: tuple[int | None, ...] = (None, 3_000)
+    recall_rollups: tuple[int, ...] = (500, 1_500)
+    summarize_every: tuple[int, ...] = (3, 5, 8, 10, 15)
+    summary_caps: tuple[int, ...] = (750, 1_500, 3_000)
+    other_seeds: tuple[int, ...] = (8,)
+
+
+PROVIDERS: dict[str, tuple[GatewayType, Callable[[], ProviderRules]]] = {
+    "anthropic": (GatewayType.anthropic, AnthropicRules),
+    "openai": (GatewayType.openai, OpenAIRules),
+    "gemini": (GatewayType.gemini, GeminiRules),
+}
+"""Each provider's wire shape and cache rules (see :mod:`.providers`)."""
+
+RECALL_NAME = "hydrangea + recall tool, headline summaries"
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,11 +145,19 @@ def information_kept(facts: Sequence[str], final: Request, strategy: Strategy) -
 
 
 def run_strategy(
-    strategy: Strategy, transcript: Transcript, fresh: Sequence[int], setting: str = ""
+    strategy: Strategy,
+    transcript: Transcript,
+    fresh: Sequence[int],
+    setting: str = "",
+    rules: ProviderRules | None = None,
 ) -> StrategyResult:
-    """Feed the session to ``strategy`` turn by turn and account for its requests."""
+    """Feed the session to ``strategy`` turn by turn and account for its requests, under
+    ``rules`` (default: the provider-neutral model of :mod:`.accounting`)."""
     requests = [strategy.step(turn) for turn in transcript.turns]
-    costs = cost_turns(requests, fresh)
+    if rules is None:
+        costs = cost_turns(requests, fresh)
+    else:
+        costs = cost_turns_with(rules, requests, fresh)
     facts = transcript.facts
     kept = information_kept(facts, requests[-1], strategy)
     extra: dict[str, Any] = {}
@@ -167,17 +187,21 @@ def real_library_available() -> bool:
 
 def _library(
     transcript: Transcript, renderer: Renderer, budget: int, setting: LibrarySetting, *,
-    plain: bool,
+    recall: bool = False,
 ) -> Strategy:
-    if real_library_available():
-        from .real_library import LibraryStrategy, PlainFactSummarizer
-
-        summarizer = PlainFactSummarizer() if plain else None
-        return LibraryStrategy(
-            transcript, renderer, budget, threshold=setting.threshold, rollup=setting.rollup,
-            summarizer=summarizer,
+    if not real_library_available():
+        return LibraryModel(
+            transcript, renderer, budget, threshold=setting.threshold, rollup=setting.rollup
         )
-    return LibraryModel(
+    from .real_library import LibraryStrategy
+
+    if recall:
+        tooled = Renderer(renderer.counter, renderer.gateway, [recall_tool(renderer.gateway)])
+        return LibraryStrategy(
+            transcript, tooled, budget, threshold=setting.threshold, rollup=setting.rollup,
+            summarizer=HeadlineSummarizer(), rollup_detail="headlines", name=RECALL_NAME,
+        )
+    return LibraryStrategy(
         transcript, renderer, budget, threshold=setting.threshold, rollup=setting.rollup
     )
 
@@ -206,51 +230,49 @@ def _summarize(
 
 
 def run_study(
-    config: StudyConfig | None = None, counter: TokenCounter | None = None
+    config: StudyConfig | None = None,
+    counter: TokenCounter | None = None,
+    provider: str = "openai",
 ) -> dict[str, Any]:
-    """Run the sweep and the comparison; return JSON-ready results."""
+    """Run the sweep and the comparison under one provider's rules; return JSON-ready results."""
     config = config or StudyConfig()
     counter = counter or default_counter()
+    gateway, make_rules = PROVIDERS[provider]
     transcript = generate(config.seed, config.turns)
-    renderer = Renderer(counter)
+    renderer = Renderer(counter, gateway)
     fresh = new_tokens(transcript, renderer)
     budget = config.budget
+    infeasible: list[dict[str, str]] = []
 
     def run(make: Callable[[], Strategy], setting: str) -> StrategyResult:
-        return run_strategy(make(), transcript, fresh, setting)
+        return run_strategy(make(), transcript, fresh, setting, make_rules())
 
-    def library_at(setting: LibrarySetting, plain: bool = False) -> Callable[[], Strategy]:
-        return lambda: _library(transcript, renderer, budget, setting, plain=plain)
-
-    def summarize_at(setting: SummarySetting) -> Callable[[], Strategy]:
-        return lambda: _summarize(transcript, renderer, budget, setting)
-
-    rollups = config.rollups
-    library_settings = [LibrarySetting(t, r) for t in config.thresholds for r in rollups]
-    summary_settings = [
-        SummarySetting(e, c) for e in config.summarize_every for c in config.summary_caps
-    ]
-    library_sweep: list[tuple[LibrarySetting, StrategyResult]] = []
-    infeasible: list[dict[str, str]] = []
-    for setting in library_settings:
-        try:
-            library_sweep.append((setting, run(library_at(setting), setting.label)))
-        except BudgetExceededError as exc:
-            infeasible.append({"setting": setting.label, "error": str(exc)})
-    summary_sweep: list[tuple[SummarySetting, StrategyResult]] = []
-    for choice in summary_settings:
-        try:
-            summary_sweep.append((choice, run(summarize_at(choice), choice.label)))
-        except BudgetExceededError as exc:
-            infeasible.append({"setting": choice.label, "error": str(exc)})
-    variant_sweep: list[StrategyResult] = []
-    if real_library_available():
-        for value in config.thresholds:
-            plain = LibrarySetting(value)
+    def sweep(
+        settings: Sequence[Any], make: Callable[[Any], Callable[[], Strategy]], prefix: str = ""
+    ) -> list[tuple[Any, StrategyResult]]:
+        out: list[tuple[Any, StrategyResult]] = []
+        for setting in settings:
             try:
-                variant_sweep.append(run(library_at(plain, plain=True), plain.label))
+                out.append((setting, run(make(setting), setting.label)))
             except BudgetExceededError as exc:
-                infeasible.append({"setting": f"plain {plain.label}", "error": str(exc)})
+                infeasible.append({"setting": prefix + setting.label, "error": str(exc)})
+        return out
+
+    library_sweep = sweep(
+        [LibrarySetting(t, r) for t in config.thresholds for r in config.rollups],
+        lambda s: lambda: _library(transcript, renderer, budget, s),
+    )
+    recall_sweep: list[tuple[Any, StrategyResult]] = []
+    if real_library_available():
+        recall_sweep = sweep(
+            [LibrarySetting(t, r) for t in config.thresholds for r in config.recall_rollups],
+            lambda s: lambda: _library(transcript, renderer, budget, s, recall=True),
+            prefix="recall ",
+        )
+    summary_sweep = sweep(
+        [SummarySetting(e, c) for e in config.summarize_every for c in config.summary_caps],
+        lambda s: lambda: _summarize(transcript, renderer, budget, s),
+    )
     if not library_sweep or not summary_sweep:
         raise BudgetExceededError(f"no feasible setting: {infeasible}")
     chosen, best_library = min(library_sweep, key=lambda pair: pair[1].totals.billed)
@@ -261,19 +283,25 @@ def run_study(
         best_summary,
         run(lambda: _in_place(transcript, renderer, budget, chosen), chosen.label),
     ]
+    if recall_sweep:
+        main.append(min(recall_sweep, key=lambda pair: pair[1].totals.billed)[1])
     check = run(
         lambda: LibraryModel(
             transcript, renderer, budget, threshold=chosen.threshold, rollup=chosen.rollup
         ),
         chosen.label,
     )
-    sweep = [
-        *(result for _, result in library_sweep),
-        *variant_sweep,
-        *(result for _, result in summary_sweep),
+    every_result = [*library_sweep, *recall_sweep, *summary_sweep]
+    seeds = [
+        _other_seed(seed, config, counter, provider, chosen, every)
+        for seed in config.other_seeds
     ]
-    seeds = [_other_seed(seed, config, counter, chosen, every) for seed in config.other_seeds]
-    out = _to_json(config, counter, transcript, main, sweep, check, infeasible)
+    out = _to_json(
+        config, counter, transcript, main, [r for _, r in every_result], check, infeasible
+    )
+    out["provider"] = provider
+    out["gateway"] = gateway.value
+    out["rules"] = _rules_json(make_rules())
     out["other_seeds"] = seeds
     out["chosen"] = {
         "library": {"threshold": chosen.threshold, "rollup": chosen.rollup},
@@ -282,27 +310,50 @@ def run_study(
     return out
 
 
+def _rules_json(rules: ProviderRules) -> dict[str, Any]:
+    fields = getattr(rules, "__dataclass_fields__", {})
+    return {name: getattr(rules, name) for name in fields if not name.startswith("_")}
+
+
 def _other_seed(
     seed: int,
     config: StudyConfig,
     counter: TokenCounter,
+    provider: str,
     chosen: LibrarySetting,
     every: SummarySetting,
 ) -> dict[str, Any]:
     """The library, summarize-and-replace and in-place at the chosen settings on another seed."""
+    gateway, make_rules = PROVIDERS[provider]
     transcript = generate(seed, config.turns)
-    renderer = Renderer(counter)
+    renderer = Renderer(counter, gateway)
     fresh = new_tokens(transcript, renderer)
     budget = config.budget
+    strategies = [
+        (_library(transcript, renderer, budget, chosen), chosen.label),
+        (_summarize(transcript, renderer, budget, every), every.label),
+        (_in_place(transcript, renderer, budget, chosen), chosen.label),
+    ]
     results = [
-        run_strategy(_library(transcript, renderer, budget, chosen, plain=False), transcript,
-                     fresh, chosen.label),
-        run_strategy(_summarize(transcript, renderer, budget, every), transcript, fresh,
-                     every.label),
-        run_strategy(_in_place(transcript, renderer, budget, chosen), transcript, fresh,
-                     chosen.label),
+        run_strategy(strategy, transcript, fresh, label, make_rules())
+        for strategy, label in strategies
     ]
     return {"seed": seed, "strategies": [_row(r, results[0], per_turn=False) for r in results]}
+
+
+def _recall_targets(main: Sequence[StrategyResult]) -> dict[str, Any]:
+    """Whether the recall setting bills at most summarize-and-replace's cheapest and keeps all."""
+    recall = [r for r in main if r.name == RECALL_NAME]
+    summary = [r for r in main if r.name == "summarize and replace"]
+    if not recall or not summary:
+        return {}
+    best, rival = recall[0], summary[0]
+    return {
+        "recall_billed_vs_summarize": best.totals.billed / rival.totals.billed,
+        "recall_at_most_summarize": best.totals.billed <= rival.totals.billed,
+        "recall_info_kept": best.info_kept,
+        "recall_target_met": best.totals.billed <= rival.totals.billed and best.info_kept == 1.0,
+    }
 
 
 def interpolate(points: Sequence[tuple[float, float]], x: float) -> float | None:
@@ -365,7 +416,7 @@ def _to_json(
     )
     return {
         "study": "cache",
-        "gateway": GATEWAY.value,
+        "gateway": "",
         "counter": counter_name(counter),
         "library_pieces": "real" if real_library_available() else "local model",
         "config": {
@@ -378,9 +429,7 @@ def _to_json(
             "summarize_every": list(config.summarize_every),
             "summary_caps": list(config.summary_caps),
             "prefix_granularity": "message",
-            "min_cacheable_tokens": MIN_CACHEABLE_TOKENS,
-            "cache_read_price": CACHE_READ_PRICE,
-            "cache_write_price": CACHE_WRITE_PRICE,
+            "recall_rollups": list(config.recall_rollups),
         },
         "session": {
             "turns": len(transcript.turns),
@@ -394,6 +443,7 @@ def _to_json(
         "targets": {
             "library_gap_to_limit_pp": gap,
             "library_within_5pp": gap <= 5.0,
+            **_recall_targets(main),
             "library_cheapest": all(
                 library.totals.billed < other.totals.billed for other in main[1:]
             ),

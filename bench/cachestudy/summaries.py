@@ -89,13 +89,21 @@ _ID_SPLIT = re.compile(r"[^A-Za-z0-9_./:-]+")
 
 
 def reachable_texts(final_text: str, records: Mapping[str, str] | None) -> list[str]:
-    """The final request's text and every record that an id named in it leads to.
+    """The final request's text and every record that an id named in it leads to, followed
+    through the records it reaches (as a model with the recall tool would read them).
 
     The text is split into id-like words (letters, digits and ``_./:-``); a record is reachable
     when its whole id is one of those words, so ``turn-5`` never matches ``turn-50``.
     """
     out = [final_text]
-    if records:
-        words = set(_ID_SPLIT.split(final_text))
-        out.extend(text for key, text in records.items() if key in words)
+    if not records:
+        return out
+    seen: set[str] = set()
+    frontier = [final_text]
+    while frontier:
+        words = set(_ID_SPLIT.split(frontier.pop()))
+        for key in words & records.keys() - seen:
+            seen.add(key)
+            out.append(records[key])
+            frontier.append(records[key])
     return out

@@ -31,44 +31,61 @@ def _label(row: dict[str, Any]) -> str:
     return f"{name} ({setting})" if setting else name
 
 
+_TITLES = {"anthropic": "Anthropic", "openai": "OpenAI", "gemini": "Gemini"}
+
+
 def cache_section(page: Page, data: dict[str, Any] | None, missing: str | None) -> None:
-    """Tables, targets and plots of the cache study."""
+    """Tables, targets and plots of the cache study, one subsection per provider."""
     page.add("## Cache efficiency: the library against common context strategies", "")
     if data is None:
         page.add(f"*{missing}* (`python bench/cache.py` writes `bench/results/cache.json`).", "")
         return
-    config = data.get("config", {}) if isinstance(data.get("config"), dict) else {}
-    session = data.get("session", {}) if isinstance(data.get("session"), dict) else {}
-    rows = [r for r in data.get("strategies", []) if isinstance(r, dict)]
+    found = data.get("providers")
+    providers: dict[str, Any] = (
+        found if isinstance(found, dict) else {str(data.get("provider", "openai")): data}
+    )
+    first = next((p for p in providers.values() if isinstance(p, dict)), {})
+    config = first.get("config", {}) if isinstance(first.get("config"), dict) else {}
+    session = first.get("session", {}) if isinstance(first.get("session"), dict) else {}
     page.add(
         f"One deterministic synthetic session of a tool-using coding agent (seed "
         f"{config.get('seed', '?')}, {session.get('turns', '?')} turns, "
         f"{session.get('facts', '?')} planted facts; a system prompt of about 1,500 tokens, tool "
         "outputs and retrieved documents of 200 to 5,000 tokens, user requests, answers and tool "
         "calls, reminders with lifecycles) is fed to every strategy, which must keep each request "
-        f"within {fmt(config.get('budget'))} tokens. Requests are built for the "
-        f"`{data.get('gateway', '?')}` gateway by the library's adapter and counted with "
-        f"`{data.get('counter', '?')}` on the JSON text of each message. The library's strategy "
-        f"ran on its {data.get('library_pieces', '?')} pieces (CoopContext, "
-        "CompactingConversation, Lifecycle).",
+        f"within {fmt(config.get('budget'))} tokens. Each provider's requests are built in its "
+        "own wire shape by the library's adapter, counted with "
+        f"`{first.get('counter', '?')}` on the JSON text of each unit (a message; a content "
+        "block on Anthropic; a part on Gemini), and billed under that provider's documented "
+        "cache rules (`bench/cachestudy/providers.py`):",
         "",
-        f"Cache model: a request reuses the longest run of leading messages identical to the "
-        f"previous request's ({config.get('prefix_granularity', 'message')} granularity), and "
-        f"only if it is at least {fmt(config.get('min_cacheable_tokens', 1024))} tokens. Reused "
-        f"tokens are billed at {config.get('cache_read_price', 0.1)}x the base input price, every "
-        f"other input token is written to the cache at {config.get('cache_write_price', 1.25)}x; "
-        "billed cost is in base-price input tokens. The *physical limit* is the share of all "
-        "input that is not new that turn (new events, new reminder versions): nothing new can "
-        "come from a cache. *Information kept* is the share of the facts found verbatim in the "
-        "final request or in a record that a summary pointer in it names.",
+        "- **Anthropic**: only what a `cache_control` breakpoint marks is cached, at most 4 a "
+        "request; a breakpoint reads an entry an earlier request wrote at one of its breakpoints "
+        "only among the 20 blocks ending at it; nothing under 1,024 tokens; reads 0.1x, writes "
+        "(from the read point to the last breakpoint) 1.25x, the rest 1x. The library places "
+        "its own breakpoints; the other strategies get the common recipe (the end of the system "
+        "prompt and the last block before their reminders).",
+        "- **OpenAI**: automatic above 1,024 tokens, hits counted in 128-token steps; reads 0.1x, "
+        "no write premium.",
+        "- **Gemini**: implicit caching above the model's minimum (1,024, 2.5 Flash); 90% off "
+        "reads, no write premium.",
         "",
-        "Summarizing strategies have a knob that sets how much history they carry (the library's "
-        "compaction threshold, the summarizer's period), and cost follows it; each is therefore "
-        "shown at its cheapest setting of the sweep below. The in-place strategy is the library's "
-        "own pipeline with the reminders written into the history where they first appeared "
-        "instead of the tail overlay, so it differs from the library in that alone.",
+        "Reuse is the longest prefix of whole units an earlier request of the session left in "
+        "the cache. The *physical limit* is the share of all input that is not new that turn "
+        "(nothing new can come from a cache). *Information kept* is the share of the planted "
+        "facts found verbatim in the final request or in a record reachable from a pointer in it "
+        "(following the pointers in the records it returns, as a model with the recall tool "
+        "would). Each summarizing family is shown at its cheapest setting of the sweep.",
         "",
     )
+    for name, result in providers.items():
+        if isinstance(result, dict):
+            _provider(page, name, result)
+
+
+def _provider(page: Page, name: str, data: dict[str, Any]) -> None:
+    rows = [r for r in data.get("strategies", []) if isinstance(r, dict)]
+    page.add(f"### {_TITLES.get(name, name)} rules", "")
     page.add(
         *table(
             ["strategy", "cache reuse", "physical limit", "gap (pp)", "billed", "x library",
@@ -82,18 +99,18 @@ def cache_section(page: Page, data: dict[str, Any] | None, missing: str | None) 
         )
     )
     _targets(page, data, rows)
-    _plots(page, data, rows)
+    _plots(page, name, rows)
     sweep = [r for r in data.get("sweep", []) if isinstance(r, dict)]
     if sweep:
-        page.add("Sweep of the knobs (the main table uses each family's cheapest row):", "")
+        page.add("Sweep of the knobs (the table above uses each family's cheapest row):", "")
         page.add(
             *table(
-                ["strategy", "mean tokens", "peak", "billed", "x library", "cache reuse",
-                 "limit", "info kept", "checkpoints"],
+                ["strategy", "mean tokens", "billed", "x library", "cache reuse", "limit",
+                 "info kept"],
                 [
-                    [_label(r), r.get("mean_tokens"), r.get("peak_tokens"), r.get("billed"),
+                    [_label(r), r.get("mean_tokens"), r.get("billed"),
                      _times(r.get("billed_vs_library")), _pct(r.get("reuse_share")),
-                     _pct(r.get("reuse_limit")), _pct(r.get("info_kept")), r.get("checkpoints")]
+                     _pct(r.get("reuse_limit")), _pct(r.get("info_kept"))]
                     for r in sweep
                 ],
             )
@@ -107,10 +124,9 @@ def cache_section(page: Page, data: dict[str, Any] | None, missing: str | None) 
         page.add(
             "",
             f"Cross-check: the same policy modelled locally in a few lines "
-            f"(`bench/cachestudy/library.py`, a shorter digest without fences) reuses "
-            f"{_pct(check.get('reuse_share'))} of its input against a limit of "
-            f"{_pct(check.get('reuse_limit'))}, billed {_times(check.get('billed_vs_library'))} "
-            "the library.",
+            f"(`bench/cachestudy/library.py`) reuses {_pct(check.get('reuse_share'))} of its "
+            f"input against a limit of {_pct(check.get('reuse_limit'))}, billed "
+            f"{_times(check.get('billed_vs_library'))} the library.",
             "",
         )
 
@@ -135,9 +151,6 @@ def _targets(page: Page, data: dict[str, Any], rows: list[dict[str, Any]]) -> No
         return
     library = rows[0]
     gap = number(library.get("gap_to_limit_pp"))
-    cheaper = [
-        r for r in rows[1:] if (number(r.get("billed_vs_library")) or 2.0) < 1.0
-    ]
     page.add(
         f"- Cache reuse against the physical limit: the library reuses "
         f"{_pct(library.get('reuse_share'))} of its input, "
@@ -145,44 +158,32 @@ def _targets(page: Page, data: dict[str, Any], rows: list[dict[str, Any]]) -> No
         f"{_pct(library.get('reuse_limit'))} (target: within 5): "
         f"**{'met' if gap is not None and gap <= 5 else 'not met'}**.",
     )
-    if not cheaper:
-        page.add("- Billed cost: the library's is the lowest of all strategies: **met**.", "")
-        return
-    names = "; ".join(
-        f"{_label(r)} at {_times(r.get('billed_vs_library'))}, keeping "
-        f"{_pct(r.get('info_kept'))} of the facts"
-        for r in cheaper
-    )
-    page.add(
-        f"- Billed cost: **not met**, cheaper than the library: {names} (the library keeps "
-        f"{_pct(library.get('info_kept'))}). The library's requests are larger because every "
-        "checkpoint leaves a summary whose facts and pointers stay in the cached prefix for the "
-        "rest of the session; a capped summary without pointers is smaller and forgets.",
-    )
+    found = data.get("targets")
+    targets: dict[str, Any] = found if isinstance(found, dict) else {}
+    ratio = number(targets.get("recall_billed_vs_summarize"))
+    recall = [r for r in rows if str(r.get("name", "")).startswith("hydrangea + recall")]
+    summary = [r for r in rows if r.get("name") == "summarize and replace"]
+    if ratio is not None and recall and summary:
+        met = bool(targets.get("recall_target_met"))
+        page.add(
+            f"- Billed cost with every fact reachable: {_label(recall[0])} bills "
+            f"{_times(ratio)} what {_label(summary[0])} bills (which keeps "
+            f"{_pct(summary[0].get('info_kept'))} of the facts), keeping "
+            f"{_pct(recall[0].get('info_kept'))} reachable (target: at most 1.00x with 100%): "
+            f"**{'met' if met else 'not met'}**.",
+        )
     carried = number(library.get("summary_tokens_at_end"))
     if carried is not None:
         page.add(
-            f"- The library's last request carries {carried:,.0f} tokens of promoted summaries "
-            f"({library.get('checkpoints', '?')} checkpoints): rollups merge old summaries into "
-            "one, but every fact and pointer is kept, so the index still grows with the session "
-            "and sets the floor of its request size. Reading it from the cache alone costs more "
-            "than the gap to strategies that forget.",
-        )
-    found = data.get("targets")
-    targets: dict[str, Any] = found if isinstance(found, dict) else {}
-    same_size = number(targets.get("library_vs_summarize_at_same_size"))
-    if same_size is not None:
-        page.add(
-            f"- At the same mean request size as the library's (interpolated on its sweep), "
-            f"summarize-and-replace would bill {_times(1 / same_size)} the library: the "
-            "library's cost per token carried is "
-            f"{'lower' if same_size < 1 else 'not lower'}; it costs more in total because it "
-            "carries more.",
+            f"- The default library's last request carries {carried:,.0f} tokens of promoted "
+            f"summaries ({library.get('checkpoints', '?')} checkpoints); with headline rollups "
+            f"the recall setting carries "
+            f"{fmt(recall[0].get('summary_tokens_at_end')) if recall else '–'}.",
         )
     page.add("")
 
 
-def _plots(page: Page, data: dict[str, Any], rows: list[dict[str, Any]]) -> None:
+def _plots(page: Page, name: str, rows: list[dict[str, Any]]) -> None:
     def cost(plt: Any) -> None:
         names = [_label(r) for r in rows]
         billed = [float(r["billed_vs_library"]) for r in rows]
@@ -193,63 +194,7 @@ def _plots(page: Page, data: dict[str, Any], rows: list[dict[str, Any]]) -> None
                      va="center", fontsize=8)
         plt.xlim(0, max(billed) * 1.35)
         plt.xlabel("billed input cost, relative to the library")
-        plt.title("Billed cost with prompt caching, one 300-turn session")
+        plt.title(f"Billed cost under {_TITLES.get(name, name)}'s cache rules, 300-turn session")
 
-    def turns(plt: Any) -> None:
-        styles = ["-", "-", "-", "--", ":"]
-        for panel, (key, title) in enumerate(
-            (("input", "input tokens per request"),
-             ("uncached", "tokens not read from the cache (written)")),
-            start=1,
-        ):
-            plt.subplot(2, 1, panel)
-            for n, row in enumerate(rows):
-                per_turn = row["per_turn"]
-                values = per_turn["input"]
-                if key == "uncached":
-                    values = [a - b for a, b in zip(values, per_turn["reused"], strict=True)]
-                plt.plot(values, label=_label(row), linewidth=0.9,
-                         linestyle=styles[n % len(styles)])
-            plt.ylabel(title, fontsize=8)
-            if panel == 1:
-                plt.title("Per turn: request size, and the part billed as cache writes")
-                plt.legend(fontsize=7)
-        plt.xlabel("turn")
-
-    def billed(plt: Any) -> None:
-        for row in rows:
-            total = 0.0
-            series = []
-            for value in row["per_turn"]["billed"]:
-                total += float(value)
-                series.append(total)
-            plt.plot(series, label=_label(row), linewidth=1.0)
-        plt.yscale("log")
-        plt.xlabel("turn")
-        plt.ylabel("cumulative billed cost (base-price tokens, log)")
-        plt.title("Cumulative billed cost")
-        plt.legend(fontsize=7)
-
-    def frontier(plt: Any) -> None:
-        families: dict[str, list[tuple[float, float]]] = {}
-        for row in data.get("sweep", []):
-            if not isinstance(row, dict):
-                continue
-            name = str(row.get("name", "?"))
-            family = "summarize and replace (every N turns)" if name.startswith("summar") else name
-            families.setdefault(family, []).append(
-                (float(row["mean_tokens"]), float(row["billed"]))
-            )
-        for family, points in families.items():
-            points.sort()
-            plt.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=family)
-        plt.xlabel("mean request size (tokens)")
-        plt.ylabel("billed cost (base-price tokens)")
-        plt.title("Cost against the history carried (sweep of the knobs)")
-        plt.legend(fontsize=7)
-
-    page.figure("cache_cost", "billed cost per strategy", cost)
-    page.figure("cache_turns", "request size and uncached tokens per turn", turns, (8, 7))
-    page.figure("cache_billed", "cumulative billed cost", billed)
-    if data.get("sweep"):
-        page.figure("cache_frontier", "cost against mean request size", frontier)
+    if rows:
+        page.figure(f"cache_cost_{name}", f"billed cost per strategy, {name} rules", cost)

@@ -17,6 +17,7 @@ The tree::
     ├── InvalidMessageError (TypeError)          something that is not a Message where one belongs
     ├── RequestOptionError (TypeError)           a caller's request keyword that cannot be merged
     ├── UnencodableTextError (ValueError)        text that cannot be stored (a lone surrogate)
+    ├── CachingError (ValueError)                prompt-caching settings or markers that conflict
     ├── SerializationError (ValueError)          a saved file that cannot be read back
     ├── MissingExtraError (ImportError)          an optional dependency; names the extra
     ├── LiveUnavailableError, LiveCallError      the demo's --live mode
@@ -63,6 +64,7 @@ __all__ = [
     "AreaContractError",
     "AreaUsageError",
     "AsOfViolationError",
+    "CachingError",
     "ComponentNotFoundError",
     "ContextBudgetError",
     "ContextError",
@@ -177,6 +179,11 @@ class LiveUnavailableError(HydrangeaError):
 
 class LiveCallError(HydrangeaError):
     """A live provider call failed (network, authentication, a refused request)."""
+
+
+class CachingError(HydrangeaError, ValueError):
+    """Prompt-caching settings that make no sense, or cache markers that contradict them
+    (an unknown TTL, a longer TTL after a shorter one, an explicit cache without content)."""
 
 
 class SerializationError(HydrangeaError, ValueError):

@@ -1,7 +1,9 @@
 """The explorer: a tree view of a context for debugging, and a way to step episodes.
 
 It shows the areas of a CoopContext with their states and EffectRanges, the history items
-(abbreviated), the overlay of the latest request, and what each lifecycle component does next
+(abbreviated), the cache reuse predicted for the latest request next to the usage the provider
+reported for the responses pushed, the overlay of the latest request, and what each lifecycle
+component does next
 ("expires after episode 7", "reappears at episode 10", "moves to stage 2 at episode 4").
 ``rich`` is needed only here, and only when a tree is built (the ``cli`` extra).
 """
@@ -10,11 +12,14 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, assert_never
 
+from hydrangea.context.adapter import Adapter
 from hydrangea.context.context import Context
+from hydrangea.context.native import NativeContent
 from hydrangea.coop import CoopContext
 from hydrangea.errors import ContextStateError, SerializationError
 from hydrangea.lifecycle import Component, Lifecycle, LifecycleKind, next_change, visible_at
@@ -24,7 +29,7 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.tree import Tree
 
-__all__ = ["Explorer", "describe_next", "explore_file", "load_target"]
+__all__ = ["Explorer", "describe_next", "explore_file", "load_target", "predicted_cache_share"]
 
 _TEXT_WIDTH = 60
 _HEAD, _TAIL = 5, 30
@@ -132,6 +137,7 @@ class Explorer:
         if coop is not None:
             self._areas(_add(root, "Areas"), coop)
         self._history(_add(root, "History"), lc)
+        self._cache(_add(root, "Cache"), lc)
         if lc is not None:
             self._overlay(_add(root, "Overlay"), lc)
             self._components(_add(root, "Components"), lc)
@@ -178,6 +184,28 @@ class Explorer:
                 node,
                 f"last collection at render {last.render}: detached {last.detached} "
                 f"from {last.start}, promoted {last.promoted}",
+            )
+
+    def _cache(self, node: Tree, lc: Lifecycle | None) -> None:
+        """Predicted cache reuse of the latest request next to what the provider reported."""
+        context = self.context
+        request = lc.last_request if lc is not None else None
+        items = request.items if request is not None else context[:]
+        stable = request.stable if request is not None else len(items)
+        share = predicted_cache_share(context.adapter, items, stable)
+        _add(node, f"predicted: {share:.0%} of the latest request is stable prefix (cacheable)")
+        log = context.usage
+        if not len(log):
+            _add(node, "reported: no response with usage pushed yet")
+            return
+        for record in list(log)[-3:]:
+            usage = record.usage
+            wrote = usage.cache_write_tokens
+            writes = "" if wrote is None else f", wrote {wrote}"
+            _add(
+                node,
+                f"reported (response {record.turn}): read {usage.cache_read_tokens} of "
+                f"{usage.input_tokens} input tokens ({usage.cache_reuse:.0%}){writes}",
             )
 
     def _history(self, node: Tree, lc: Lifecycle | None) -> None:
@@ -252,3 +280,16 @@ def load_target(path: str | Path) -> Lifecycle | Context:
 def explore_file(path: str | Path, console: Console | None = None) -> None:
     """Print the tree of a saved Context or lifecycle session (for ``hydrangea explore``)."""
     Explorer(load_target(path), console).print()
+
+
+def predicted_cache_share(adapter: Adapter, items: Sequence[NativeContent], stable: int) -> float:
+    """The share of a request (in characters of its JSON) that is its stable prefix: the
+    request of ``items[:stable]`` against the request of all ``items``; what a provider can
+    read from its cache next turn, at most."""
+    if not items:
+        return 0.0
+    whole = len(json.dumps(adapter.build_request(items), ensure_ascii=False))
+    head = 0
+    if stable:
+        head = len(json.dumps(adapter.build_request(items[:stable]), ensure_ascii=False))
+    return min(head / whole, 1.0) if whole else 0.0

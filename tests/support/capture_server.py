@@ -50,7 +50,8 @@ def capture_server(replies: list[tuple[int, Any]]) -> Iterator[CaptureServer]:
             with lock:
                 state.captured.append(
                     Captured(
-                        "POST", self.path, {k.lower(): v for k, v in self.headers.items()}, body
+                        self.command, self.path, {k.lower(): v for k, v in self.headers.items()},
+                        body,
                     )
                 )
                 status, reply = state.replies.pop(0) if state.replies else (500, {"error": "none"})
@@ -63,6 +64,8 @@ def capture_server(replies: list[tuple[int, Any]]) -> Iterator[CaptureServer]:
             self.send_header("content-length", str(len(payload)))
             self.end_headers()
             self.wfile.write(payload)
+
+        do_PATCH = do_DELETE = do_GET = do_POST
 
         def log_message(self, format: str, *args: Any) -> None:
             return

@@ -10,6 +10,8 @@ scheduling (:mod:`hydrangea.coop`).
   ``rollup_tokens`` it carries its summaries in a :class:`SummaryRegionArea` and merges them into
   one at a rollup (see :mod:`hydrangea.areas.rollup`).
 * :class:`ToolLoopArea`: exclusive while the model keeps calling tools, yields when it answers.
+* :class:`RecallTool` and :func:`recall_tool`: a tool with which the model reads the record
+  behind a summary pointer (see :mod:`hydrangea.areas.recall`).
 """
 
 from hydrangea.areas.asof_area import AsOfArea
@@ -18,21 +20,26 @@ from hydrangea.areas.compaction import CompactionArea
 from hydrangea.areas.conversation import ConversationArea, message_record_text
 from hydrangea.areas.errors import AreaUsageError, ToolError
 from hydrangea.areas.notice import OneShotNoticeArea
+from hydrangea.areas.recall import RECALL_TOOL_NAME, HeadlineSummarizer, RecallTool, recall_tool
 from hydrangea.areas.rollup import CarriedSummary, SummaryRegionArea
 from hydrangea.areas.tool_loop import Tool, ToolLoopArea, ToolRun
 
 __all__ = [
+    "RECALL_TOOL_NAME",
     "AreaUsageError",
     "AsOfArea",
     "CarriedSummary",
     "CompactingConversation",
     "CompactionArea",
     "ConversationArea",
+    "HeadlineSummarizer",
     "OneShotNoticeArea",
+    "RecallTool",
     "SummaryRegionArea",
     "Tool",
     "ToolError",
     "ToolLoopArea",
     "ToolRun",
     "message_record_text",
+    "recall_tool",
 ]

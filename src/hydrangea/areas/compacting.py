@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
+from typing import Literal
 
 from hydrangea.areas.compaction import CompactionArea
 from hydrangea.areas.errors import AreaUsageError
@@ -48,6 +49,7 @@ class CompactingConversation:
         "_coop",
         "_counter",
         "_current",
+        "_detail",
         "_name",
         "_records",
         "_regions",
@@ -67,19 +69,27 @@ class CompactingConversation:
         clock: Callable[[], datetime] | None = None,
         name: str = "conversation",
         rollup_tokens: int | None = None,
+        rollup_detail: Literal["full", "headlines"] = "full",
     ) -> None:
         """Create the first segment and register it with ``coop``.
 
         ``rollup_tokens`` turns the summary rollup on (see the module documentation): the size
         the summaries added since the last rollup must reach for the next checkpoint to merge
         the whole summary region into one summary. ``None`` (the default) promotes each summary
-        once and never reclaims it.
+        once and never reclaims it. ``rollup_detail="headlines"`` makes a rollup carry one
+        headline and pointer per merged summary instead of all their facts (each merged summary
+        stays a record; give the model :func:`~hydrangea.areas.recall.recall_tool`).
         """
+        if rollup_detail not in ("full", "headlines"):
+            raise AreaUsageError(
+                f"rollup_detail must be 'full' or 'headlines', got {rollup_detail!r}"
+            )
         if rollup_tokens is not None and rollup_tokens < 1:
             raise AreaUsageError(f"rollup_tokens must be positive, got {rollup_tokens}")
         self._coop = coop
         self._name = name
         self._rollup = rollup_tokens
+        self._detail = rollup_detail
         self._rollups = 0
         self._carried: tuple[CarriedSummary, ...] = ()
         self._regions: list[SummaryRegionArea] = []
@@ -183,6 +193,7 @@ class CompactingConversation:
             name=self._name,
             records=self._records,
             counter=self._counter,
+            headlines=self._detail == "headlines",
         )
         return (merged,)
 

@@ -20,6 +20,11 @@ rollup (``CompactingConversation(..., rollup_tokens=N)``) the summaries are *car
   is one cache break at the rollup, from the first summary on; the checkpoint breaks the cache
   at its segment anyway, so a rollup costs the rewrite of the region, not an extra break.
 
+With ``rollup_detail="headlines"`` a rollup carries one headline and one pointer per summary it
+merges instead of every fact: each merged summary is a record (its own pointers lead to the full
+records), so every fact stays reachable through the recall tool (:mod:`hydrangea.areas.recall`)
+while the carried region stays small however long the session runs.
+
 Areas registered after a segment render after its region; an area that is not anchored to the
 segments and renders between the collection and the region (a ring position before the region
 area) would land in front of the summaries and break the cached prefix once.
@@ -114,23 +119,36 @@ def roll_up(
     name: str,
     records: RecordStore,
     counter: TokenCounter,
+    headlines: bool = False,
 ) -> CarriedSummary:
     """One summary standing for ``parts`` (oldest first): their merge, with their ids added to
-    the pointers. Each part is stored in ``records`` first, so every pointer resolves."""
+    the pointers. Each part is stored in ``records`` first, so every pointer resolves.
+
+    With ``headlines``, the summary holds one headline and one pointer per part instead of
+    their merge: the parts' own records keep their facts and pointers."""
     if not parts:
         raise ContextStateError("a rollup needs at least one summary")
     for part in parts:
         records.put(part.record())
-    ids = StructuredSummary(pointers=tuple(part.item_id for part in parts))
-    summary = StructuredSummary.merge([*(part.summary for part in parts), ids])
     first, last = parts[0], parts[-1]
     merged = sum(max(part.merged, 1) for part in parts)
-    heading = (
-        f"Conversation turns {first.first_turn}-{last.last_turn} ({name}, segments "
-        f"{first.first_segment}-{last.last_segment}) were compacted into this summary, which "
-        f"merges {merged} earlier summaries. Each pointer is the id of a full record in the "
-        "record store (the summaries merged here are records too)."
-    )
+    ids = StructuredSummary(pointers=tuple(part.item_id for part in parts))
+    if headlines:
+        summary = ids.model_copy(update={"facts": tuple(_headline(part) for part in parts)})
+        heading = (
+            f"Conversation turns {first.first_turn}-{last.last_turn} ({name}, segments "
+            f"{first.first_segment}-{last.last_segment}) were compacted into this summary: one "
+            "headline per earlier summary. Each pointer is the record of that summary; recall "
+            "it to read its facts and its own pointers to the full records."
+        )
+    else:
+        summary = StructuredSummary.merge([*(part.summary for part in parts), ids])
+        heading = (
+            f"Conversation turns {first.first_turn}-{last.last_turn} ({name}, segments "
+            f"{first.first_segment}-{last.last_segment}) were compacted into this summary, which "
+            f"merges {merged} earlier summaries. Each pointer is the id of a full record in the "
+            "record store (the summaries merged here are records too)."
+        )
     published = max(part.published for part in parts)
     item_id = f"{name}/rollup-{number}"
     origin = f"{name}:rollup"
@@ -149,6 +167,18 @@ def roll_up(
         tokens=message_tokens(message, counter),
         merged=merged,
     )
+
+
+_HEADLINE_CHARS = 72
+
+
+def _headline(part: CarriedSummary) -> str:
+    """``turns a-b: <the part's first fact, cut short>``."""
+    fact = part.summary.facts[0] if part.summary.facts else ""
+    fact = " ".join(fact.split())
+    if len(fact) > _HEADLINE_CHARS:
+        fact = fact[: _HEADLINE_CHARS - 1].rstrip() + "…"
+    return f"turns {part.first_turn}-{part.last_turn}: {fact}".rstrip(": ")
 
 
 class SummaryRegionArea:

@@ -10,10 +10,12 @@ from typing import Any, overload
 
 from hydrangea.context._compose import compose_request
 from hydrangea.context.adapter import Adapter
+from hydrangea.context.caching import AnthropicCaching, cached_anthropic_kwargs
 from hydrangea.context.native import NativeContent, copy_json
 from hydrangea.context.readback import ReplyRoute, for_model, messages_of, reply_of
 from hydrangea.context.registry import adapter_for
 from hydrangea.context.streams import assemble
+from hydrangea.context.usage import UsageLog, usage_of
 from hydrangea.context.view import ContextView
 from hydrangea.errors import InvalidItemError, SerializationError
 from hydrangea.gateway import GatewayType
@@ -43,7 +45,7 @@ class Context(Sequence[NativeContent]):
     in place would change the cached prefix and every snapshot that shares it.
     """
 
-    __slots__ = ("_adapter", "_detach_starts", "_gateway", "_items", "_models")
+    __slots__ = ("_adapter", "_detach_starts", "_gateway", "_items", "_models", "_usage")
 
     def __init__(self, gateway: GatewayType, items: Iterable[NativeContent] = ()) -> None:
         self._gateway = GatewayType(gateway)
@@ -51,6 +53,7 @@ class Context(Sequence[NativeContent]):
         self._items: list[NativeContent] = []
         self._models: list[str | None] = []
         self._detach_starts: list[int] = []
+        self._usage = UsageLog()
         self.extend(items)
 
     # -- reading -----------------------------------------------------------------------------
@@ -83,6 +86,11 @@ class Context(Sequence[NativeContent]):
     def view(self, start: int, stop: int) -> ContextView:
         """A read-only window on items ``[start, stop)``, made in O(1) (see ContextView)."""
         return ContextView(self._items, start, stop, self._detach_count)
+
+    @property
+    def usage(self) -> UsageLog:
+        """The token usage of every response pushed with :meth:`push_back` (not saved)."""
+        return self._usage
 
     def _detach_count(self) -> int:
         return len(self._detach_starts)
@@ -135,20 +143,24 @@ class Context(Sequence[NativeContent]):
         see :meth:`request`. ``route`` (an area, or anything with ``route(reply)``) receives the
         output read back as one assistant :class:`~hydrangea.message.Message`
         (:meth:`messages`), so the Context and the area hold the same reply. All or nothing: if
-        ``route`` raises, the items are taken out again and the exception propagates.
+        ``route`` raises, the items are taken out again and the exception propagates. The usage
+        the response reports (tokens in and out, cache reads and writes) is recorded in
+        :attr:`usage`.
         """
         staged = self._staged_output(self._adapter.from_output(item))
         produced_by = model if model is not None else self._adapter.output_model(item)
         start = len(self._items)
         self._append(staged, produced_by)
-        if route is None:
-            return
-        try:
-            route.route(reply_of(messages_of(self._adapter, self._items, start)))
-        except BaseException:
-            del self._items[start:]
-            del self._models[start:]
-            raise
+        if route is not None:
+            try:
+                route.route(reply_of(messages_of(self._adapter, self._items, start)))
+            except BaseException:
+                del self._items[start:]
+                del self._models[start:]
+                raise
+        reported = usage_of(self._gateway, item)
+        if reported is not None:
+            self._usage.record(reported, start)
 
     def push_stream(
         self,
@@ -218,6 +230,7 @@ class Context(Sequence[NativeContent]):
         items: Sequence[NativeContent] | None = None,
         *,
         model: str | None = None,
+        caching: AnthropicCaching | None = None,
         **options: Any,
     ) -> dict[str, Any]:
         """Keyword arguments for the gateway's SDK call.
@@ -228,6 +241,9 @@ class Context(Sequence[NativeContent]):
         (:meth:`Adapter.for_other_model`; "Model switching" in the providers guide). Any other
         keyword (``config=``, ``system=``, ``tools=``, ``max_tokens=`` ...) is merged in
         (:mod:`hydrangea.context._compose`), so the result goes to the SDK call as it is.
+        On Anthropic, the request for the whole Context carries cache breakpoints (see
+        :mod:`hydrangea.context.caching`; ``caching`` sets them or opts out); for other
+        ``items`` the stable part is unknown and none are placed.
         """
         source: Sequence[NativeContent] = self._items if items is None else items
         if model is not None:
@@ -238,7 +254,11 @@ class Context(Sequence[NativeContent]):
             }
             if produced:
                 source = for_model(self._adapter, source, produced, model)
-        kwargs = compose_request(self._gateway, self._adapter.build_request(source), options)
+        if items is None and self._gateway is GatewayType.anthropic:
+            built = cached_anthropic_kwargs(self._adapter, source, caching=caching)
+        else:
+            built = self._adapter.build_request(source)
+        kwargs = compose_request(self._gateway, built, options)
         if model is not None:
             kwargs["model"] = model
         return kwargs

@@ -223,3 +223,10 @@ def show_report(report: DemoReport, console: Console) -> None:
         f"({reused / total if total else 0:.0%}) were a prefix of the previous request; "
         f"the Context ends with {report.final_context_items} items."
     )
+    usage = report.reported_usage
+    if usage and usage.get("input_tokens"):
+        read, sent = usage.get("cache_read_tokens", 0), usage["input_tokens"]
+        console.print(
+            f"Predicted cache reuse {reused / total if total else 0:.0%}; the provider reported "
+            f"{read} of {sent} input tokens read from its cache ({read / sent:.0%})."
+        )

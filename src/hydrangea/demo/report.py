@@ -184,6 +184,9 @@ class DemoReport:
     reasoning: tuple[ReasoningFacts, ...]
     outputs: tuple[Any, ...] = field(default=())
     final_context_items: int = 0
+    reported_usage: dict[str, int] = field(default_factory=dict)
+    """Token totals the provider reported for the session's responses (empty if none did):
+    ``input_tokens``, ``output_tokens``, ``cache_read_tokens``, ``cache_write_tokens``."""
 
     def to_dict(self) -> dict[str, Any]:
         """The report as JSON-ready data."""

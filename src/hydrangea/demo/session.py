@@ -308,6 +308,7 @@ def run_session(
     if options.save_to is not None:
         lifecycle.save(options.save_to)
     return DemoReport(
+        reported_usage=context.usage.totals() if len(context.usage) else {},
         gateway=options.gateway.value,
         model=model.name,
         live=options.live,

@@ -13,8 +13,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hydrangea.context.adapter import Adapter
+from hydrangea.context.caching import AnthropicCaching, cached_anthropic_kwargs
 from hydrangea.context.context import Context
 from hydrangea.context.native import NativeContent
+from hydrangea.gateway import GatewayType
 from hydrangea.lifecycle.visibility import Phase
 
 __all__ = ["HistoryLog", "HistoryView", "LifecycleRequest", "OverlayItem", "Snapshot"]
@@ -119,6 +121,17 @@ class LifecycleRequest:
     before: tuple[OverlayItem, ...]
     after: tuple[OverlayItem, ...]
     adapter: Adapter
+    earlier_stable: tuple[int, ...] = ()
+    """:attr:`stable` of the previous requests, newest first, while their items are unchanged."""
+    caching: AnthropicCaching | None = None
+    """Anthropic breakpoint settings (``None``: the defaults; :mod:`hydrangea.context.caching`)."""
+    boundaries: dict[int, int] | None = None
+    """The session's memo of where item boundaries fall in the built messages (shared)."""
+
+    @property
+    def stable(self) -> int:
+        """How many leading items are stable history: everything before the overlay."""
+        return self.anchor if self.before else self.history_view.length
 
     @property
     def overlay(self) -> tuple[OverlayItem, ...]:
@@ -149,7 +162,17 @@ class LifecycleRequest:
 
     @property
     def kwargs(self) -> dict[str, Any]:
-        """Keyword arguments for the gateway's SDK call (without ``model``)."""
+        """Keyword arguments for the gateway's SDK call (without ``model``).
+
+        On Anthropic, cache breakpoints are placed on the stable history (never on the overlay)
+        unless :attr:`caching` opts out.
+        """
+        if self.adapter.gateway is GatewayType.anthropic:
+            return cached_anthropic_kwargs(
+                self.adapter, self.items, stable_items=self.stable,
+                earlier_items=self.earlier_stable, caching=self.caching,
+                boundaries=self.boundaries,
+            )
         return self.adapter.build_request(self.items)
 
 

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Literal, assert_never
 
+from hydrangea.context.caching import AnthropicCaching
 from hydrangea.context.context import Context
 from hydrangea.context.native import NativeContent
 from hydrangea.errors import ContextStateError
@@ -47,9 +48,15 @@ class Lifecycle:
     ``target`` is a :class:`~hydrangea.coop.CoopContext` (or any :class:`Renderer`), or a bare
     :class:`~hydrangea.context.Context` when no areas are needed. Not thread-safe: use one
     session from one thread.
+
+    On Anthropic every request's kwargs carry cache breakpoints on the stable history (see
+    :mod:`hydrangea.context.caching`); ``caching`` sets the model, TTL or opts out.
     """
 
     __slots__ = (
+        "_boundaries",
+        "_caching",
+        "_earlier",
         "_episode",
         "_last",
         "_log",
@@ -61,7 +68,9 @@ class Lifecycle:
         "_table",
     )
 
-    def __init__(self, target: Renderer | Context) -> None:
+    def __init__(
+        self, target: Renderer | Context, *, caching: AnthropicCaching | None = None
+    ) -> None:
         self._renderer: Renderer = PlainRenderer(target) if isinstance(target, Context) else target
         if not isinstance(self._renderer, Renderer):
             raise InvalidTargetError(
@@ -77,6 +86,9 @@ class Lifecycle:
         self._snapshots: dict[str, Snapshot] = {}
         self._last: LifecycleRequest | None = None
         self._rendering = False
+        self._caching = caching
+        self._earlier: tuple[int, ...] = ()
+        self._boundaries: dict[int, int] = {}
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -216,12 +228,17 @@ class Lifecycle:
             context = self._renderer.render()
             detached_from = self._log.sync(context)
             if detached_from is not None:
+                self._earlier = tuple(n for n in self._earlier if n <= detached_from)
+                self._boundaries = {
+                    n: m for n, m in self._boundaries.items() if n <= detached_from
+                }
                 self._restore(context, detached_from)
             for entry in self._table.pending.values():
                 self._commit(context, entry)
             self._table.pending.clear()
             self._log.sync(context)
             request = self._overlay(self._episode)
+            self._earlier = (request.stable, *self._earlier)[:2]
             self._episode += 1
             self._last = request
             return request
@@ -333,5 +350,6 @@ class Lifecycle:
         self._table.expire(gone)
         anchor = before_newest(self.context.adapter, self.context)
         return LifecycleRequest(
-            episode, self._log.view(), anchor, tuple(before), tuple(after), self.context.adapter
+            episode, self._log.view(), anchor, tuple(before), tuple(after), self.context.adapter,
+            self._earlier, self._caching, self._boundaries,
         )
