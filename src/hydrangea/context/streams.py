@@ -2,8 +2,8 @@
 
 :func:`assemble` takes the raw events of one stream, in the order they arrived (SDK event objects
 or their JSON dicts, mixed freely), and returns the response body the same call would have
-returned without streaming. :meth:`Context.push_stream <hydrangea.context.Context.push_stream>`
-pushes that body, so a streamed turn stores exactly the item a non-streamed one would. A stream
+returned without streaming. ``Context.push_stream`` pushes that body, so a streamed turn stores
+exactly the item a non-streamed one would. A stream
 that is partial or out of order raises :class:`~hydrangea.errors.IncompleteStreamError` and
 nothing is appended.
 
