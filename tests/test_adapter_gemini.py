@@ -390,3 +390,27 @@ def test_request_merges_the_callers_config_object() -> None:
     assert context.request(config=None)["config"] == {
         "system_instruction": {"parts": [{"text": "Be terse."}]}
     }
+
+
+def test_parallel_id_less_calls_answered_by_function_name() -> None:
+    """Issue 11: three id-less calls of one name (the real shape, signature on the first),
+    answered with ToolResultPart(call_id=<function name>): each call gets its own result, in
+    order, and nothing turns into an error notice or orphan text."""
+    context = Context(GW)
+    context.emplace_message(Message(role=Role.user, content="Three topics, please."))
+    first = {"functionCall": {"name": "topic", "args": {}}, "thoughtSignature": SIG}
+    later = {"functionCall": {"name": "topic", "args": {}}}
+    body = {"candidates": [{"content": {"role": "model", "parts": [first, later, later]}}]}
+    context.push_back(body)
+    answers = tuple(ToolResultPart(call_id="topic", content=t) for t in ("cars", "owls", "tea"))
+    context.emplace_message(Message(role=Role.user, content=answers))
+    contents = context.request()["contents"]
+    assert contents[1]["parts"][0]["thought_signature"] == SIG
+    responses = [part["function_response"] for part in contents[2]["parts"]]
+    assert responses == [
+        {"name": "topic", "response": {"output": text}} for text in ("cars", "owls", "tea")
+    ]
+    sent = json.dumps(contents)
+    assert ORPHAN_CALL_NOTICE not in sent and "[tool result" not in sent
+    read = [p for m in context.messages() for p in m.parts if isinstance(p, ToolCallPart)]
+    assert [call.id for call in read] == ["topic#1", "topic#2", "topic#3"]

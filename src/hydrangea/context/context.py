@@ -149,6 +149,7 @@ class Context(Sequence[NativeContent]):
         """
         staged = self._staged_output(self._adapter.from_output(item))
         produced_by = model if model is not None else self._adapter.output_model(item)
+        reported = usage_of(self._gateway, item)
         start = len(self._items)
         self._append(staged, produced_by)
         if route is not None:
@@ -158,7 +159,6 @@ class Context(Sequence[NativeContent]):
                 del self._items[start:]
                 del self._models[start:]
                 raise
-        reported = usage_of(self._gateway, item)
         if reported is not None:
             self._usage.record(reported, start)
 
@@ -236,6 +236,10 @@ class Context(Sequence[NativeContent]):
         """Keyword arguments for the gateway's SDK call.
 
         ``items`` defaults to the whole Context; lifecycles pass the history plus their overlay.
+        On Anthropic, the request for the whole Context carries cache breakpoints (see
+        :mod:`hydrangea.context.caching`; ``caching`` sets them or opts out); for other
+        ``items`` the stable part is unknown and none are placed.
+
         With ``model``, the request is for that model: it is included as ``model``, and items
         another model produced lose the reasoning state tied to that model
         (:meth:`Adapter.for_other_model`; "Model switching" in the providers guide). Any other
