@@ -34,8 +34,9 @@ from reporting.peers import (  # noqa: E402
     generic_section,
     lifecycle_section,
 )
+from reporting.stores import stores_section  # noqa: E402
 
-KNOWN = ("coop", "asof", "lifecycle", "cache")
+KNOWN = ("coop", "asof", "lifecycle", "cache", "stores")
 
 
 def _machine_line(run: dict[str, Any] | None, results: dict[str, dict[str, Any] | None]) -> str:
@@ -109,6 +110,7 @@ def build() -> Page:
         "asof": asof_section,
         "lifecycle": lifecycle_section,
         "cache": cache_section,
+        "stores": stores_section,
     }
     for name in names:
         data, missing = loaded[name]

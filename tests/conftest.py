@@ -11,6 +11,8 @@ from hypothesis import HealthCheck, settings
 
 from hydrangea.context import Adapter, NativeContent
 
+pytest_plugins = ["tests.support.pg_fixtures"]
+
 settings.register_profile(
     "default", max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )

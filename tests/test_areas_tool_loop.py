@@ -109,7 +109,9 @@ def test_routing_rules() -> None:
         tools.route(Message(role=Role.assistant, content="again"))
 
 
-def test_without_anchor_the_finished_loop_is_reclaimed_with_the_answer() -> None:
+def test_without_anchor_the_finished_loop_keeps_its_results_and_the_answer() -> None:
+    # issue 14: a loop without anchor= used to retire once answered, and the next collection
+    # detached its results and the model's answer after them, silently.
     context, coop = coop_with_system()
     conversation = ConversationArea()
     coop.register(conversation)
@@ -121,13 +123,57 @@ def test_without_anchor_the_finished_loop_is_reclaimed_with_the_answer() -> None
     tools.route(reply)
     coop.render()
     tools.route(answer(context, "Crew arrived at 01:45."))
+    assert tools.answered and life(tools) is AreaLifeState.retain
+    conversation.user("Thanks.")
+    for _ in range(3):
+        coop.render()
+    assert coop.last_collection is None
+    history = texts(context[:])
+    assert "crew arrived 01:45" in history and "Crew arrived at 01:45." in history
+    assert history.index("crew arrived 01:45") < history.index("Crew arrived at 01:45.")
+    assert "Thanks." in texts(context[-1])
+
+
+class Scratch:
+    """An anchor that renders one message and retires when told to."""
+
+    def __init__(self) -> None:
+        self.life_state = AreaLifeState.retain
+        self.flow_state = AreaFlowState.yielded
+        self.rendered = False
+
+    def observe(self, context: object) -> None:
+        _ = context
+
+    def render(self) -> list[Message]:
+        if self.rendered:
+            return []
+        self.rendered = True
+        return [Message(role=Role.user, content="scratch work follows")]
+
+    def promote(self) -> tuple[Message, ...]:
+        return ()
+
+    def gc_prologue(self) -> None:
+        pass
+
+
+def test_with_an_anchor_the_loop_is_reclaimed_with_the_anchor() -> None:
+    context, coop = coop_with_system()
+    scratch = Scratch()
+    coop.register(scratch)
+    coop.render()
+    tools = ToolLoopArea({"lookup": lookup}, anchor=scratch)
+    coop.register(tools)
+    tools.route(call_tool(context, "c1", "lookup", ticket="HW-1"))
+    coop.render()
+    tools.route(answer(context, "Crew arrived at 01:45."))
+    assert life(tools) is AreaLifeState.retain  # the anchor is still retained
+    coop.render()
+    assert coop.last_collection is None
+    scratch.life_state = AreaLifeState.retired
     assert life(tools) is AreaLifeState.retired
     coop.render()
     record = coop.last_collection
-    assert record is not None and record.areas == (tools,) and record.promoted == 0
-    # the results and the answer after them went; the call before the range stays and the
-    # request builder answers it with an error result instead of leaving it orphaned
-    assert "Crew arrived" not in texts(context[:])
-    assert "crew arrived 01:45" not in texts(context[:])
-    request = context.request()
-    assert "c1" in texts(request)
+    assert record is not None and set(record.areas) == {scratch, tools}
+    assert "scratch work follows" not in texts(context[:])

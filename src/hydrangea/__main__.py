@@ -1,4 +1,5 @@
-"""The ``hydrangea`` command line: ``demo`` runs the demo session, ``explore`` prints a saved file.
+"""The ``hydrangea`` command line: ``demo`` runs the demo session, ``explore`` prints a saved file
+or a session from a store (``--store sqlite:PATH`` or ``--store postgresql://...``).
 
 Every command has ``--help``. A bad argument, or a file that cannot be read or is not a saved
 Context or session, gives one line on stderr and a non-zero exit status, never a traceback.
@@ -10,10 +11,13 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from hydrangea.errors import HydrangeaError, SerializationError
 from hydrangea.gateway import GatewayType
+
+if TYPE_CHECKING:
+    from hydrangea.stores import SessionStore
 
 __all__ = ["main"]
 
@@ -109,13 +113,29 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="save the session at the end, for 'hydrangea explore FILE'",
     )
+    _store_options(demo, "save the session after every turn to this store")
     explore = commands.add_parser(
         "explore",
         help="print a saved Context or session as a tree",
-        description="Print a saved Context or lifecycle session as the explorer's tree.",
+        description="Print a saved Context or lifecycle session as the explorer's tree: from a "
+        "file, or from a store with --store URL --session ID.",
     )
-    explore.add_argument("file", type=Path, help="a file written by Context.save or a session")
+    explore.add_argument(
+        "file", type=Path, nargs="?", help="a file written by Context.save or a session"
+    )
+    _store_options(explore, "open the session from this store instead of a file")
     return parser
+
+
+def _store_options(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument(
+        "--store",
+        metavar="URL",
+        help=f"{what}: sqlite:PATH or postgresql://... (PostgreSQL needs the postgres extra)",
+    )
+    parser.add_argument(
+        "--session", default="demo", metavar="ID", help="the session id in --store (default: demo)"
+    )
 
 
 def _require_rich() -> None:
@@ -148,6 +168,8 @@ def _run_demo(args: argparse.Namespace) -> int:
         tools=not args.live,
         live=args.live,
         save_to=args.save,
+        store=None if args.store is None else _open_store(args.store),
+        session_id=args.session,
     )
     with progress_for(args.turns, enabled=not args.json) as on_request:
         report = run_session(options, model, on_request)
@@ -158,10 +180,29 @@ def _run_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _open_store(url: str) -> SessionStore:
+    from hydrangea.stores import open_store
+
+    if not url.startswith(("sqlite:", "postgresql://", "postgres://")):
+        raise _UsageError(
+            f"hydrangea: error: --store must be sqlite:PATH or postgresql://..., got {url[:40]!r}"
+        )
+    return open_store(url)
+
+
 def _run_explore(args: argparse.Namespace) -> int:
     _require_rich()
-    from hydrangea.demo.explore_hook import explore_path
+    from hydrangea.demo.explore_hook import explore_path, explore_stored
 
+    if args.store is not None:
+        if args.file is not None:
+            raise _UsageError("hydrangea explore: error: give a file or --store, not both")
+        explore_stored(_open_store(args.store), args.session)
+        return 0
+    if args.file is None:
+        raise _UsageError(
+            "hydrangea explore: error: the following arguments are required: file (see --help)"
+        )
     path: Path = args.file
     explore_path(path)
     return 0
@@ -185,17 +226,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except _UsageError as exc:
         sys.stderr.write(f"{exc}\n")
         return EXIT_USAGE
+    except SerializationError as exc:
+        sys.stderr.write(f"hydrangea: error: {_first_line(exc)}\n")
+        return EXIT_USAGE
+    except HydrangeaError as exc:  # before OSError: an unreachable store is a ConnectionError
+        sys.stderr.write(f"hydrangea: error: {_first_line(exc)}\n")
+        return EXIT_FAILURE
     except OSError as exc:
         name = getattr(exc, "filename", None)
         reason = exc.strerror or str(exc)
         sys.stderr.write(f"hydrangea: error: cannot read {name}: {reason}\n")
         return EXIT_USAGE
-    except SerializationError as exc:
-        sys.stderr.write(f"hydrangea: error: {_first_line(exc)}\n")
-        return EXIT_USAGE
-    except HydrangeaError as exc:
-        sys.stderr.write(f"hydrangea: error: {_first_line(exc)}\n")
-        return EXIT_FAILURE
     except KeyboardInterrupt:
         sys.stderr.write("hydrangea: interrupted\n")
         return 130

@@ -50,10 +50,14 @@ The tree::
     │   └── RecordStoreError (also StoreError)   a record database that fails
     ├── AreaUsageError (ValueError)              a ready-made area handed what it cannot take
     ├── ToolError                                raised by a tool to report a failure
+    ├── ToolDefinitionError (TypeError)          a function that cannot be declared as a tool
+    ├── DuplicateToolError (ValueError)          two tools under one name
+    ├── ToolResultError (TypeError)              a tool's return value that is not JSON
     └── StoreError                               session and record stores
         ├── SessionNotFoundError (KeyError)      no session under that id
         ├── SessionConflictError                 the session changed since it was loaded
         ├── StoreUnavailableError (ConnectionError)  the server cannot be reached
+        ├── StorePermissionError (PermissionError)   the store refuses to write (read-only)
         ├── RecordStoreError (also ContextError) a record database that fails
         └── SchemaVersionError                   the store's schema is not one this version reads
 """
@@ -72,6 +76,7 @@ __all__ = [
     "DuplicateAreaError",
     "DuplicateItemError",
     "DuplicateKeyError",
+    "DuplicateToolError",
     "FenceFormatError",
     "GatewayMismatchError",
     "GcPrologueError",
@@ -100,10 +105,13 @@ __all__ = [
     "SessionConflictError",
     "SessionNotFoundError",
     "StoreError",
+    "StorePermissionError",
     "StoreUnavailableError",
     "StreamEventError",
     "SummarizerMismatchError",
+    "ToolDefinitionError",
     "ToolError",
+    "ToolResultError",
     "UndatedItemError",
     "UnencodableTextError",
     "UnknownEncodingError",
@@ -330,6 +338,20 @@ class ToolError(HydrangeaError):
     """
 
 
+class ToolDefinitionError(HydrangeaError, TypeError):
+    """A function that cannot be declared as a tool: a parameter without a type annotation,
+    ``*args`` or ``**kwargs``, positional-only parameters, or a type with no JSON schema."""
+
+
+class DuplicateToolError(HydrangeaError, ValueError):
+    """Two tools given under the same name (to a tool loop or a request)."""
+
+
+class ToolResultError(HydrangeaError, TypeError):
+    """A tool returned a value that cannot be sent to the model as JSON. This is a defect of the
+    tool, not of the model's call, so it is raised rather than returned as an error result."""
+
+
 # -- stores -----------------------------------------------------------------------------------
 
 
@@ -350,6 +372,10 @@ class SessionConflictError(StoreError):
 
 class StoreUnavailableError(StoreError, ConnectionError):
     """The store's server cannot be reached, or the connection dropped; nothing was written."""
+
+
+class StorePermissionError(StoreError, PermissionError):
+    """The store refuses to write: a read-only role, transaction or file. Nothing was written."""
 
 
 class RecordStoreError(StoreError, ContextError):

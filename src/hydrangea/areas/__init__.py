@@ -9,7 +9,8 @@ scheduling (:mod:`hydrangea.coop`).
   :class:`CompactingConversation` chains such segments over a CoopContext; with
   ``rollup_tokens`` it carries its summaries in a :class:`SummaryRegionArea` and merges them into
   one at a rollup (see :mod:`hydrangea.areas.rollup`).
-* :class:`ToolLoopArea`: exclusive while the model keeps calling tools, yields when it answers.
+* :class:`ToolLoopArea`: exclusive while the model keeps calling tools, yields when it answers;
+  its tools are typed functions (:mod:`hydrangea.tools`), sync or async.
 * :class:`RecallTool` and :func:`recall_tool`: a tool with which the model reads the record
   behind a summary pointer (see :mod:`hydrangea.areas.recall`).
 """
@@ -22,7 +23,7 @@ from hydrangea.areas.errors import AreaUsageError, ToolError
 from hydrangea.areas.notice import OneShotNoticeArea
 from hydrangea.areas.recall import RECALL_TOOL_NAME, HeadlineSummarizer, RecallTool, recall_tool
 from hydrangea.areas.rollup import CarriedSummary, SummaryRegionArea
-from hydrangea.areas.tool_loop import Tool, ToolLoopArea, ToolRun
+from hydrangea.areas.tool_loop import RawTool, Tool, ToolLoopArea, ToolRun
 
 __all__ = [
     "RECALL_TOOL_NAME",
@@ -34,6 +35,7 @@ __all__ = [
     "ConversationArea",
     "HeadlineSummarizer",
     "OneShotNoticeArea",
+    "RawTool",
     "RecallTool",
     "SummaryRegionArea",
     "Tool",

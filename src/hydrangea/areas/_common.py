@@ -12,14 +12,14 @@ from __future__ import annotations
 import json
 
 from hydrangea.asof.counting import TokenCounter
-from hydrangea.context.area import AreaLifeState, ContextAreaImplementation
+from hydrangea.context.area import AnyContextArea, AreaLifeState
 from hydrangea.context.native import NativeContent
 from hydrangea.message import Message
 
 __all__ = ["anchored_life", "message_tokens", "native_tokens"]
 
 
-def anchored_life(finished: bool, anchor: ContextAreaImplementation | None) -> AreaLifeState:
+def anchored_life(finished: bool, anchor: AnyContextArea | None) -> AreaLifeState:
     """``retired`` once the area has ``finished`` and its anchor (if any) is retired too.
 
     Both inputs only ever move one way (an area's life state is monotonic), so the result does

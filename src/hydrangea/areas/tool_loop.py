@@ -2,21 +2,33 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import asyncio
+import inspect
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 from hydrangea.areas._common import anchored_life
 from hydrangea.areas.errors import AreaUsageError, ToolError
-from hydrangea.context.area import AreaFlowState, AreaLifeState, ContextAreaImplementation
+from hydrangea.context.area import AnyContextArea, AreaFlowState, AreaLifeState
 from hydrangea.context.native import NativeContent
-from hydrangea.errors import ContextStateError
+from hydrangea.errors import ContextStateError, DuplicateToolError, ToolDefinitionError
+from hydrangea.gateway import GatewayType
 from hydrangea.message import Message, Role, ToolCallPart, ToolResultPart
+from hydrangea.tools.definitions import tool_definitions, with_tools
+from hydrangea.tools.function import FunctionTool, result_text
 
-__all__ = ["Tool", "ToolLoopArea", "ToolRun"]
+__all__ = ["RawTool", "Tool", "ToolLoopArea", "ToolRun"]
 
 Tool: TypeAlias = Callable[[Mapping[str, Any]], str]
 """A tool: takes the call's arguments, returns the result text, raises ToolError on failure."""
+
+RawTool: TypeAlias = Callable[[Mapping[str, Any]], object]
+"""A hand-written tool: takes the call's arguments as they came, returns any JSON value (or an
+awaitable of one, for ``async def``), raises ToolError on failure. No schema, no validation:
+prefer a :class:`~hydrangea.tools.FunctionTool`."""
+
+_AnyTool: TypeAlias = RawTool | FunctionTool[..., Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,26 +40,39 @@ class ToolRun:
     name: str
     arguments: Mapping[str, Any]
     result: str
+    """The text sent to the model (a value that is not a string, as compact JSON)."""
     is_error: bool
+    value: Any = None
+    """What the tool returned, before it became text (for an error: the error text)."""
 
 
 class ToolLoopArea:
     """Runs the tools a model asks for and renders their results, one round per model call.
 
-    Route every model reply of the loop to :meth:`route`. A reply that calls tools makes the area
-    ``exclusive``: the next render appends the results (one user message of tool results) and
-    ends the pass there, so no other area speaks in the middle of the exchange. A reply that calls
-    no tool is the answer: the area yields and is finished. Finished, it retires (with an
-    ``anchor``, only once the anchor retires, so the exchange is reclaimed with the anchor's
-    range and not on its own). It promotes nothing.
+    Route every model reply of the loop to :meth:`route` (or ``await`` :meth:`aroute`, which
+    also runs async tools, concurrently). A reply that calls tools makes the area ``exclusive``:
+    the next render appends the results (one user message of tool results) and ends the pass
+    there, so no other area speaks in the middle of the exchange. A reply that calls no tool is
+    the answer: the area yields and is finished. It promotes nothing.
+
+    Lifetime. With an ``anchor``, the finished loop retires when the anchor retires, so the
+    exchange is reclaimed with the anchor's range. Without one, the finished loop stays retained
+    for good and the exchange is kept as history: a collection reclaims everything after a
+    retired range's start, the model's answer included, so a loop that retired on its own would
+    silently take its results and the answer with it.
 
     ``exclusive`` holds the cursor once the loop has it: CoopContext starts each pass at the
     cursor, so in the render right after the *first* tool call the areas before the loop in the
     ring still take their turn (with nothing queued they append nothing). Route the reply
     before queuing anything else, and the results follow the call directly.
 
-    An unknown tool, or a tool raising :class:`~hydrangea.areas.ToolError`, gives an error result;
-    after ``max_rounds`` rounds every further call gets an error result asking for an answer.
+    Tools are :class:`~hydrangea.tools.FunctionTool` objects (``@tool`` over a typed function),
+    given as a sequence or by name, or hand-written callables (:data:`RawTool`) by name. A tool
+    result may be any JSON value (sent as compact JSON) or a string. An unknown tool, arguments
+    that do not fit a FunctionTool's schema, or a tool raising
+    :class:`~hydrangea.areas.ToolError` give an error result for the model; after ``max_rounds``
+    rounds every further call gets an error result asking for an answer. Any other exception
+    from a tool escapes, and the loop is then as it was before the reply was routed.
     """
 
     __slots__ = (
@@ -63,15 +88,15 @@ class ToolLoopArea:
 
     def __init__(
         self,
-        tools: Mapping[str, Tool],
+        tools: Mapping[str, _AnyTool] | Iterable[FunctionTool[..., Any]],
         *,
-        anchor: ContextAreaImplementation | None = None,
+        anchor: AnyContextArea | None = None,
         max_rounds: int = 8,
     ) -> None:
-        """``tools`` maps tool names to callables."""
+        """``tools`` maps tool names to callables, or is a sequence of FunctionTools."""
         if max_rounds < 1:
             raise AreaUsageError(f"max_rounds must be at least 1, got {max_rounds}")
-        self._tools = dict(tools)
+        self._tools = _by_name(tools)
         self._anchor = anchor
         self._max_rounds = max_rounds
         self._pending: list[Message] = []
@@ -82,7 +107,10 @@ class ToolLoopArea:
 
     @property
     def life_state(self) -> AreaLifeState:
-        """``retain`` until the model answered (and, with an anchor, until it retires)."""
+        """``retain`` until the model answered and the anchor retired; without an anchor,
+        always ``retain`` (the exchange is kept)."""
+        if self._anchor is None:
+            return AreaLifeState.retain
         return anchored_life(self._answered, self._anchor)
 
     @property
@@ -105,34 +133,131 @@ class ToolLoopArea:
         """Whether the model has answered (replied without calling a tool)."""
         return self._answered
 
+    # -- declaring the tools to the model -------------------------------------------------------
+
+    def definitions(self, gateway: GatewayType) -> list[dict[str, Any]]:
+        """The loop's tool definitions in ``gateway``'s shape (see
+        :func:`~hydrangea.tools.tool_definitions`); every tool must be a FunctionTool."""
+        return tool_definitions(gateway, self._function_tools())
+
+    def with_tools(self, kwargs: Mapping[str, Any], gateway: GatewayType) -> dict[str, Any]:
+        """``kwargs`` (a request's keyword arguments) with the loop's tools declared in it (see
+        :func:`~hydrangea.tools.with_tools`)."""
+        return with_tools(kwargs, gateway, self._function_tools())
+
+    def _function_tools(self) -> list[FunctionTool[..., Any]]:
+        raw = sorted(name for name, t in self._tools.items() if not isinstance(t, FunctionTool))
+        if raw:
+            raise ToolDefinitionError(
+                f"tools {raw} are plain callables with no schema to declare; "
+                "make them FunctionTools with @tool"
+            )
+        return [t for t in self._tools.values() if isinstance(t, FunctionTool)]
+
+    # -- routing --------------------------------------------------------------------------------
+
     def route(self, reply: Message) -> None:
-        """Take the model's reply: run the tools it calls, or note that it answered."""
+        """Take the model's reply: run the tools it calls, or note that it answered.
+
+        An async tool among the calls raises :class:`~hydrangea.areas.AreaUsageError` before
+        anything runs: use :meth:`aroute`.
+        """
+        calls = self._calls(reply)
+        if calls is None:
+            return
+        for call in calls:
+            found = self._tools.get(call.name)
+            if found is not None and _is_async(found):
+                raise AreaUsageError(
+                    f"tool {call.name!r} is async; route the reply with `await loop.aroute(reply)`"
+                )
+        round_ = self._rounds + 1
+        outcomes: list[tuple[str, bool, object]] = []
+        for call in calls:
+            try:
+                value = self._start(call, round_)
+                if inspect.isawaitable(value):
+                    _discard(value)
+                    raise AreaUsageError(
+                        f"tool {call.name!r} returned an awaitable; use `await loop.aroute(reply)`"
+                    )
+                outcomes.append((result_text(value, call.name), False, value))
+            except ToolError as exc:
+                outcomes.append((str(exc), True, str(exc)))
+        self._commit(round_, calls, outcomes)
+
+    async def aroute(self, reply: Message) -> None:
+        """:meth:`route` that awaits async tools; the calls of one reply run concurrently.
+
+        Sync tools run on the event loop's thread. If a tool raises something other than
+        :class:`~hydrangea.areas.ToolError`, the other calls are cancelled, the exception
+        escapes and the loop is unchanged.
+        """
+        calls = self._calls(reply)
+        if calls is None:
+            return
+        round_ = self._rounds + 1
+        tasks = [asyncio.ensure_future(self._arun(call, round_)) for call in calls]
+        try:
+            outcomes = await asyncio.gather(*tasks)
+        except BaseException:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
+        self._commit(round_, calls, outcomes)
+
+    async def _arun(self, call: ToolCallPart, round_: int) -> tuple[str, bool, object]:
+        try:
+            value = self._start(call, round_)
+            if inspect.isawaitable(value):
+                value = await value
+            return result_text(value, call.name), False, value
+        except ToolError as exc:
+            return str(exc), True, str(exc)
+
+    def _calls(self, reply: Message) -> list[ToolCallPart] | None:
+        """The reply's tool calls, or ``None`` when it is the answer (then noted)."""
         if self._answered:
             raise ContextStateError("this tool loop is finished; register a new ToolLoopArea")
-        if reply.role is not Role.assistant:
-            raise AreaUsageError(f"a routed reply must have the assistant role, got {reply.role}")
+        if not isinstance(reply, Message) or reply.role is not Role.assistant:
+            role = reply.role if isinstance(reply, Message) else type(reply).__name__
+            raise AreaUsageError(f"a routed reply must have the assistant role, got {role}")
         calls = [part for part in reply.parts if isinstance(part, ToolCallPart)]
         if not calls:
             self._calling = False
             self._answered = True
-            return
-        self._rounds += 1
-        results = [self._run(call) for call in calls]
+            return None
+        return calls
+
+    def _start(self, call: ToolCallPart, round_: int) -> object:
+        """Call the tool: its value (or an awaitable of it); ToolError for an error result."""
+        if round_ > self._max_rounds:
+            raise ToolError(f"tool limit of {self._max_rounds} rounds reached; answer now")
+        found = self._tools.get(call.name)
+        if found is None:
+            raise ToolError(f"unknown tool {call.name!r}")
+        if isinstance(found, FunctionTool):
+            return found.invoke(call.arguments)
+        return found(call.arguments)
+
+    def _commit(
+        self,
+        round_: int,
+        calls: Sequence[ToolCallPart],
+        outcomes: Sequence[tuple[str, bool, object]],
+    ) -> None:
+        results: list[ToolResultPart] = []
+        for call, (text, error, value) in zip(calls, outcomes, strict=True):
+            self._runs.append(
+                ToolRun(round_, call.id, call.name, call.arguments, text, error, value)
+            )
+            results.append(ToolResultPart(call_id=call.id, content=text, is_error=error))
         self._pending.append(Message(role=Role.user, content=tuple(results)))
+        self._rounds = round_
         self._calling = True
 
-    def _run(self, call: ToolCallPart) -> ToolResultPart:
-        if self._rounds > self._max_rounds:
-            text, error = f"tool limit of {self._max_rounds} rounds reached; answer now", True
-        elif (tool := self._tools.get(call.name)) is None:
-            text, error = f"unknown tool {call.name!r}", True
-        else:
-            try:
-                text, error = tool(call.arguments), False
-            except ToolError as exc:
-                text, error = str(exc), True
-        self._runs.append(ToolRun(self._rounds, call.id, call.name, call.arguments, text, error))
-        return ToolResultPart(call_id=call.id, content=text, is_error=error)
+    # -- the Area contract -----------------------------------------------------------------------
 
     def observe(self, context: Sequence[NativeContent]) -> None:
         """Nothing to watch: replies are routed explicitly."""
@@ -153,3 +278,44 @@ class ToolLoopArea:
     def __repr__(self) -> str:
         state = "answered" if self._answered else "calling" if self._calling else "idle"
         return f"ToolLoopArea({sorted(self._tools)}, {self._rounds} rounds, {state})"
+
+
+def _by_name(
+    tools: Mapping[str, _AnyTool] | Iterable[FunctionTool[..., Any]],
+) -> dict[str, _AnyTool]:
+    if isinstance(tools, Mapping):
+        named: dict[str, _AnyTool] = {}
+        for name, found in tools.items():
+            if isinstance(found, FunctionTool) and found.name != name:
+                raise AreaUsageError(
+                    f"the tool under {name!r} is declared to the model as {found.name!r}; "
+                    "use the same name (or pass a sequence of FunctionTools)"
+                )
+            if not callable(found):
+                raise AreaUsageError(f"the tool under {name!r} is not callable")
+            named[name] = found
+        return named
+    named = {}
+    for found in tools:
+        if not isinstance(found, FunctionTool):
+            raise AreaUsageError(
+                f"a sequence of tools must hold FunctionTools (see @tool), got "
+                f"{type(found).__name__}; give plain callables in a mapping by name"
+            )
+        if found.name in named:
+            raise DuplicateToolError(f"a tool named {found.name!r} is given twice")
+        named[found.name] = found
+    return named
+
+
+def _is_async(found: _AnyTool) -> bool:
+    if isinstance(found, FunctionTool):
+        return found.is_async
+    return inspect.iscoroutinefunction(found) or inspect.iscoroutinefunction(
+        getattr(found, "__call__", None)  # noqa: B004 - a callable object's method
+    )
+
+
+def _discard(value: Awaitable[object]) -> None:
+    if inspect.iscoroutine(value):
+        value.close()

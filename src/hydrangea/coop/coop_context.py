@@ -4,18 +4,28 @@ Each :meth:`CoopContext.render` call first runs a collection at a safe point (be
 calls), then an unfold pass over the ring of areas starting at the cursor. The cost of a render is
 proportional to the number of areas plus the items it appends (and the ranges it hands to
 ``observe()``), never to the length of the Context.
+
+:meth:`CoopContext.arender` is the same render for async areas. Both run one sequence of steps
+(collection, then the unfold pass), written once as generators that call each area callback and
+yield what it returns when that is awaitable (see :mod:`hydrangea.coop._steps`); the async
+driver awaits it, the sync one refuses it. So the two share every ordering and fault rule by
+construction.
 """
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import logging
 import threading
+import weakref
 from collections.abc import Iterator
 from typing import assert_never
 
-from hydrangea.context.area import AreaFlowState, AreaLifeState, ContextAreaImplementation
+from hydrangea.context.area import AnyContextArea, AreaFlowState, AreaLifeState
 from hydrangea.context.context import Context
 from hydrangea.context.native import NativeContent, copy_json
+from hydrangea.coop._steps import Steps, adrive, drive, settle
 from hydrangea.coop.collector import RangedArea, plan_collection, repair_cursor
 from hydrangea.coop.effect_range import EffectRange
 from hydrangea.coop.errors import AreaContractError, DuplicateAreaError, GcPrologueError
@@ -30,17 +40,17 @@ _log = logging.getLogger(__name__)
 _MEMBERS = ("life_state", "flow_state", "observe", "render", "promote", "gc_prologue")
 _METHODS = frozenset({"observe", "render", "promote", "gc_prologue"})
 
-
 class _Entry:
     """Internal bookkeeping for one registered area."""
 
-    __slots__ = ("area", "effect_range", "order", "retired")
+    __slots__ = ("area", "effect_range", "is_async", "order", "retired")
 
-    def __init__(self, area: ContextAreaImplementation, order: int) -> None:
+    def __init__(self, area: AnyContextArea, order: int) -> None:
         self.area = area
         self.order = order
         self.effect_range: EffectRange | None = None
         self.retired = False
+        self.is_async = any(inspect.iscoroutinefunction(getattr(area, m)) for m in _METHODS)
 
     def life(self) -> AreaLifeState:
         """The area's life state, refusing a retired area that claims to be retained again."""
@@ -58,21 +68,21 @@ class _Entry:
         return life
 
 
-def _life(area: ContextAreaImplementation) -> AreaLifeState:
+def _life(area: AnyContextArea) -> AreaLifeState:
     value = area.life_state
     if not isinstance(value, AreaLifeState):
         raise AreaContractError(f"{area!r}.life_state is {value!r}, not an AreaLifeState")
     return value
 
 
-def _flow(area: ContextAreaImplementation) -> AreaFlowState:
+def _flow(area: AnyContextArea) -> AreaFlowState:
     value = area.flow_state
     if not isinstance(value, AreaFlowState):
         raise AreaContractError(f"{area!r}.flow_state is {value!r}, not an AreaFlowState")
     return value
 
 
-def _messages(area: ContextAreaImplementation, result: object, member: str) -> list[Message]:
+def _messages(area: AnyContextArea, result: object, member: str) -> list[Message]:
     if not isinstance(result, list | tuple):
         raise AreaContractError(
             f"{area!r}.{member}() returned {type(result).__name__}, not a list of Message"
@@ -93,6 +103,9 @@ class CoopContext:
     * :meth:`render` collects the reclaimable tail, then lets areas render from the cursor on,
       and returns the Context. Calls are serialized; a call from inside an area callback raises
       :class:`~hydrangea.errors.ContextStateError`.
+    * :meth:`arender` is :meth:`render` for async areas (sync areas may join it too): the same
+      collection and pass, awaiting each callback that returns an awaitable. Calls from several
+      tasks are serialized; one from inside an area callback raises.
     * :meth:`snapshot` is a read-only view for debugging.
 
     Errors: if ``promote()`` raises (or returns something that is not a sequence of messages the
@@ -104,6 +117,7 @@ class CoopContext:
     """
 
     __slots__ = (
+        "_async_locks",
         "_collections",
         "_context",
         "_cursor",
@@ -114,6 +128,7 @@ class CoopContext:
         "_ranged",
         "_registered",
         "_render_lock",
+        "_render_task",
         "_render_thread",
         "_renders",
         "_ring",
@@ -137,6 +152,10 @@ class CoopContext:
         self._pending_lock = threading.Lock()
         self._render_lock = threading.Lock()
         self._render_thread: int | None = None
+        self._render_task: asyncio.Task[object] | None = None
+        self._async_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
+            weakref.WeakKeyDictionary()
+        )
         self._renders = 0
         self._collections = 0
         self._last_collection: CollectionRecord | None = None
@@ -197,7 +216,7 @@ class CoopContext:
 
     # -- registering -------------------------------------------------------------------------
 
-    def register(self, area: ContextAreaImplementation) -> None:
+    def register(self, area: AnyContextArea) -> None:
         """Add ``area``; it joins the end of the ring at the next :meth:`render`.
 
         Raises :class:`AreaContractError` (a ``TypeError``) for a missing or non-callable contract
@@ -239,15 +258,61 @@ class CoopContext:
         with self._render_lock:
             self._render_thread = me
             try:
-                self._admit_pending()
-                self._renders += 1
-                errors = self._collect()
-                if errors:
-                    raise GcPrologueError(f"{len(errors)} gc_prologue() call(s) raised", errors)
-                self._unfold()
+                self._refuse_async_areas()
+                drive(self._render_steps())
             finally:
                 self._render_thread = None
         return self._context
+
+    def _refuse_async_areas(self) -> None:
+        """Before a sync render changes anything: no area may have ``async def`` callbacks."""
+        with self._pending_lock:
+            found = [e.area for e in (*self._ring, *self._pending) if e.is_async]
+        if found:
+            raise AreaContractError(
+                f"{found[0]!r} has async callbacks; use `await coop.arender()` for async areas"
+            )
+
+    async def arender(self) -> Context:
+        """:meth:`render` for async areas: awaits each callback that returns an awaitable.
+
+        Same collection, pass, ordering and errors as :meth:`render`. Concurrent calls from tasks
+        of one event loop run one after the other; a call from inside an area callback raises
+        :class:`~hydrangea.errors.ContextStateError`. The callbacks run on the event loop's
+        thread; while they are awaited, a sync :meth:`render` from that thread raises and one from
+        another thread waits.
+        """
+        me = threading.get_ident()
+        task = asyncio.current_task()
+        if self._render_thread == me and self._render_task in (None, task):
+            raise ContextStateError("CoopContext.arender() called from inside an area callback")
+        async with self._loop_lock():
+            with self._render_lock:
+                self._render_thread = me
+                self._render_task = task
+                try:
+                    await adrive(self._render_steps())
+                finally:
+                    self._render_thread = None
+                    self._render_task = None
+        return self._context
+
+    def _loop_lock(self) -> asyncio.Lock:
+        """The lock serializing :meth:`arender` calls among the running event loop's tasks (one
+        per loop; calls from different threads are serialized by the render lock)."""
+        loop = asyncio.get_running_loop()
+        lock = self._async_locks.get(loop)
+        if lock is None:
+            lock = self._async_locks[loop] = asyncio.Lock()
+        return lock
+
+    def _render_steps(self) -> Steps[None]:
+        self._admit_pending()
+        self._renders += 1
+        errors = yield from self._collect()
+        if errors:
+            raise GcPrologueError(f"{len(errors)} gc_prologue() call(s) raised", errors)
+        yield from self._unfold()
 
     def _admit_pending(self) -> None:
         with self._pending_lock:
@@ -259,7 +324,7 @@ class CoopContext:
             assert entry.effect_range is not None
             yield RangedArea(entry, entry.effect_range, entry.order)
 
-    def _collect(self) -> list[Exception]:
+    def _collect(self) -> Steps[list[Exception]]:
         # Read every life state once; entry.retired then holds it (retirement is final).
         if not [e for e in self._ring if e.life() is AreaLifeState.retired]:
             return []
@@ -273,7 +338,8 @@ class CoopContext:
         promoted: list[NativeContent] = []
         adapter = self._context.adapter
         for entry in plan.areas:
-            for message in _messages(entry.area, entry.area.promote(), "promote"):
+            promotes = yield from settle(entry.area.promote())
+            for message in _messages(entry.area, promotes, "promote"):
                 for item in adapter.from_message(message):
                     checked = copy_json(item)
                     adapter.validate(checked)
@@ -282,7 +348,7 @@ class CoopContext:
         errors: list[Exception] = []
         for entry in doomed:
             try:
-                entry.area.gc_prologue()
+                yield from settle(entry.area.gc_prologue())
             except Exception as exc:  # noqa: BLE001 - re-raised together once the collection is done
                 exc.add_note(f"raised by gc_prologue() of {entry.area!r}")
                 errors.append(exc)
@@ -319,28 +385,33 @@ class CoopContext:
             for entry in doomed:
                 self._registered.discard(id(entry.area))
 
-    def _unfold(self) -> None:
+    def _unfold(self) -> Steps[None]:
         size = len(self._ring)
         start = self._cursor
         for step in range(size):
             index = (start + step) % size
             self._cursor = index
             entry = self._ring[index]
-            if self._visit(entry) is AreaFlowState.exclusive:
+            if (yield from self._visit(entry)) is AreaFlowState.exclusive:
                 return
         self._cursor = start
 
-    def _visit(self, entry: _Entry) -> AreaFlowState | None:
+    def _visit(self, entry: _Entry) -> Steps[AreaFlowState | None]:
         """Observe and render one area; its flow state, or ``None`` when it was skipped."""
         area = entry.area
         if entry.life() is AreaLifeState.retired:
             return None
         if entry.effect_range is not None:
             rng = entry.effect_range
-            area.observe(self._context.view(rng.earliest, rng.latest + 1))
+            observed = area.observe(self._context.view(rng.earliest, rng.latest + 1))
+            if observed is not None:
+                yield from settle(observed)
             if entry.life() is AreaLifeState.retired:
                 return None
-        messages = _messages(area, area.render(), "render")
+        rendered: object = area.render()
+        if type(rendered) is not list:  # the fast path skips settle() for a sync area's list
+            rendered = yield from settle(rendered)
+        messages = _messages(area, rendered, "render")
         before = after = len(self._context)
         if messages:
             self._context.emplace_messages(messages)

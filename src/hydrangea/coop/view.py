@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hydrangea.context.area import AreaFlowState, AreaLifeState, ContextAreaImplementation
+from hydrangea.context.area import AnyContextArea, AreaFlowState, AreaLifeState
 from hydrangea.coop.effect_range import EffectRange
 
 __all__ = ["AreaRecord", "CollectionRecord", "CoopSnapshot"]
@@ -17,7 +17,7 @@ __all__ = ["AreaRecord", "CollectionRecord", "CoopSnapshot"]
 class AreaRecord:
     """One registered area as it was when the snapshot was taken."""
 
-    area: ContextAreaImplementation
+    area: AnyContextArea
     """The area object itself (compare by identity)."""
     life_state: AreaLifeState
     flow_state: AreaFlowState
@@ -33,7 +33,7 @@ class CoopSnapshot:
     """Registered areas in ring (registration) order."""
     cursor: int | None
     """Index in :attr:`areas` where the next pass starts; ``None`` when the ring is empty."""
-    pending: tuple[ContextAreaImplementation, ...]
+    pending: tuple[AnyContextArea, ...]
     """Areas registered since the last ``render()`` began; they join the ring at the next one."""
     context_length: int
     """``len(context)`` at the time of the snapshot."""
@@ -53,5 +53,5 @@ class CollectionRecord:
     """Number of Context items detached."""
     promoted: int
     """Number of Context items appended from ``promote()`` results."""
-    areas: tuple[ContextAreaImplementation, ...]
+    areas: tuple[AnyContextArea, ...]
     """Removed areas, in the order their ``gc_prologue()`` ran."""

@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
 from hydrangea.context.context import Context
 from hydrangea.errors import InvalidItemError, SerializationError
 
-__all__ = ["explore_path", "read_saved"]
+if TYPE_CHECKING:
+    from hydrangea.stores import SessionStore
+
+__all__ = ["explore_path", "explore_stored", "read_saved"]
 
 
 def read_saved(path: Path) -> tuple[str, Context]:
@@ -54,3 +58,21 @@ def explore_path(path: Path, console: Console | None = None) -> None:
     from hydrangea.explore import explore_file
 
     explore_file(path, console=console if console is not None else Console())
+
+
+def explore_stored(store: SessionStore, session_id: str, console: Console | None = None) -> None:
+    """Print the session ``session_id`` of ``store`` (a Lifecycle or a Context) as a tree.
+
+    A lifecycle session is loaded without its areas (they are the program's objects): the
+    explorer shows its history, overlay, components and snapshots.
+    """
+    from hydrangea.explore import Explorer
+    from hydrangea.lifecycle.session import Lifecycle
+
+    kinds = {info.session_id: info.kind for info in store.list_sessions()}
+    target: Lifecycle | Context
+    if kinds.get(session_id) == "lifecycle":
+        target = store.load(session_id, Lifecycle).value
+    else:
+        target = store.load(session_id, Context).value
+    Explorer(target, console if console is not None else Console()).print()

@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from hydrangea.areas import AsOfArea, CompactingConversation, OneShotNoticeArea, ToolLoopArea
 from hydrangea.asof import ApproxTokenCounter, ContextBuilder, ContextItem, ItemKind
 from hydrangea.asof.fence import CLOSE, OPEN, unfence
-from hydrangea.context.area import AreaLifeState, ContextAreaImplementation
+from hydrangea.context.area import AnyContextArea, AreaLifeState, ContextAreaImplementation
 from hydrangea.context.context import Context
 from hydrangea.coop import CoopContext
 from hydrangea.demo import scenario
@@ -37,6 +37,9 @@ from hydrangea.gateway import GatewayType
 from hydrangea.lifecycle import Component
 from hydrangea.lifecycle.session import Lifecycle
 from hydrangea.message import Message, Role, TextPart, ToolCallPart
+
+if TYPE_CHECKING:
+    from hydrangea.stores import SessionStore, StoredSession
 
 __all__ = ["DEFAULT_THRESHOLD", "DemoModel", "SessionOptions", "run_session"]
 
@@ -73,6 +76,10 @@ class SessionOptions:
     live: bool = False
     save_to: Path | None = None
     """Where to save the lifecycle session at the end (for ``hydrangea explore``)."""
+    store: SessionStore | None = None
+    """A session store to save the lifecycle session to after every turn (incrementally)."""
+    session_id: str = "demo"
+    """The session's id in :attr:`store`."""
 
 
 class _Tracker:
@@ -81,10 +88,10 @@ class _Tracker:
     def __init__(self) -> None:
         self.events: list[Event] = []
         self._labels: dict[int, str] = {}
-        self._areas: dict[int, ContextAreaImplementation] = {}
+        self._areas: dict[int, AnyContextArea] = {}
         self._retired: set[int] = set()
 
-    def label(self, area: ContextAreaImplementation) -> str:
+    def label(self, area: AnyContextArea) -> str:
         return self._labels.get(id(area), type(area).__name__)
 
     def registered(self, area: ContextAreaImplementation, label: str, turn: int) -> None:
@@ -98,7 +105,7 @@ class _Tracker:
                 self._retired.add(key)
                 self.events.append(Event(turn, request, "retired", self._labels[key]))
 
-    def collected(self, turn: int, request: int, areas: tuple[ContextAreaImplementation, ...],
+    def collected(self, turn: int, request: int, areas: tuple[AnyContextArea, ...],
                   detached: int, promoted: int) -> None:
         for area in areas:
             self.events.append(
@@ -193,6 +200,7 @@ def run_session(
     previous_overlay: tuple[str, ...] = ()
     pending_retrieval: tuple[int, Any, tuple[RejectionFacts, ...]] | None = None
     waiting_compaction: CompactionFacts | None = None
+    stored: StoredSession[Lifecycle] | None = None
 
     for turn in range(1, options.turns + 1):
         spec = scenario.turn_spec(turn)
@@ -302,6 +310,11 @@ def run_session(
                 reply_text = message.text
                 break
         turns.append(TurnFacts(turn, spec.user, reply_text, tuple(turn_requests)))
+        if options.store is not None:
+            if stored is None:
+                stored = options.store.create(options.session_id, lifecycle)
+            else:
+                options.store.save(stored)
 
     for origin, name, value in pending_reasoning:
         reasoning.append(ReasoningFacts(origin, name, value, None, None, False))

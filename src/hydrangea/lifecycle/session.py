@@ -22,7 +22,7 @@ import logging
 import secrets
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Literal, assert_never
+from typing import Literal, Protocol, assert_never, runtime_checkable
 
 from hydrangea.context.caching import AnthropicCaching
 from hydrangea.context.context import Context
@@ -40,6 +40,13 @@ from hydrangea.message import Message
 __all__ = ["Lifecycle"]
 
 _log = logging.getLogger(__name__)
+
+
+@runtime_checkable
+class _AsyncRenderer(Protocol):
+    """A renderer that can also render asynchronously (a CoopContext)."""
+
+    async def arender(self) -> Context: ...
 
 
 class Lifecycle:
@@ -225,25 +232,43 @@ class Lifecycle:
             raise ContextStateError("Lifecycle.render() called while it is already rendering")
         self._rendering = True
         try:
-            context = self._renderer.render()
-            detached_from = self._log.sync(context)
-            if detached_from is not None:
-                self._earlier = tuple(n for n in self._earlier if n <= detached_from)
-                self._boundaries = {
-                    n: m for n, m in self._boundaries.items() if n <= detached_from
-                }
-                self._restore(context, detached_from)
-            for entry in self._table.pending.values():
-                self._commit(context, entry)
-            self._table.pending.clear()
-            self._log.sync(context)
-            request = self._overlay(self._episode)
-            self._earlier = (request.stable, *self._earlier)[:2]
-            self._episode += 1
-            self._last = request
-            return request
+            return self._finish_episode(self._renderer.render())
         finally:
             self._rendering = False
+
+    async def arender(self) -> LifecycleRequest:
+        """:meth:`render` with the CoopContext's ``arender()``, for async areas.
+
+        The same episode; a renderer without ``arender`` (a bare Context) is rendered with its
+        ``render()``.
+        """
+        if self._rendering:
+            raise ContextStateError("Lifecycle.arender() called while it is already rendering")
+        self._rendering = True
+        try:
+            renderer = self._renderer
+            if isinstance(renderer, _AsyncRenderer):
+                return self._finish_episode(await renderer.arender())
+            return self._finish_episode(renderer.render())
+        finally:
+            self._rendering = False
+
+    def _finish_episode(self, context: Context) -> LifecycleRequest:
+        """The lifecycle's part of an episode, once the renderer has rendered ``context``."""
+        detached_from = self._log.sync(context)
+        if detached_from is not None:
+            self._earlier = tuple(n for n in self._earlier if n <= detached_from)
+            self._boundaries = {n: m for n, m in self._boundaries.items() if n <= detached_from}
+            self._restore(context, detached_from)
+        for entry in self._table.pending.values():
+            self._commit(context, entry)
+        self._table.pending.clear()
+        self._log.sync(context)
+        request = self._overlay(self._episode)
+        self._earlier = (request.stable, *self._earlier)[:2]
+        self._episode += 1
+        self._last = request
+        return request
 
     def seal(self, trigger: str = "manual") -> str:
         """Seal the latest request under a new unique id and return the id.

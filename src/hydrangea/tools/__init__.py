@@ -1,0 +1,29 @@
+"""Tools declared once as typed Python functions.
+
+* :func:`tool` / :meth:`FunctionTool.from_function`: a sync or async function becomes a tool;
+  its JSON schema comes from the signature (through pydantic), its descriptions from the
+  docstring (Google style, :mod:`hydrangea.tools.docstring`).
+* :func:`tool_definitions` and :func:`with_tools`: the tool definitions in each gateway's shape,
+  merged into the keyword arguments of a request.
+* :class:`~hydrangea.areas.ToolLoopArea` takes FunctionTools, validates the model's arguments
+  against the schema before calling, and returns bad arguments to the model as an error result.
+"""
+
+from hydrangea.errors import DuplicateToolError, ToolDefinitionError, ToolError, ToolResultError
+from hydrangea.tools.definitions import tool_definitions, with_tools
+from hydrangea.tools.docstring import ToolDocstring, parse_docstring
+from hydrangea.tools.function import FunctionTool, result_text, tool
+
+__all__ = [
+    "DuplicateToolError",
+    "FunctionTool",
+    "ToolDefinitionError",
+    "ToolDocstring",
+    "ToolError",
+    "ToolResultError",
+    "parse_docstring",
+    "result_text",
+    "tool",
+    "tool_definitions",
+    "with_tools",
+]
