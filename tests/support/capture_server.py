@@ -27,7 +27,9 @@ class Captured:
 
 @dataclass
 class CaptureServer:
-    """Answers every request with the next canned reply (status, JSON body) in order."""
+    """Answers every request with the next canned reply (status, JSON body) in order.
+
+    A reply body that is a ``str`` is sent as ``text/event-stream`` (a recorded SSE stream)."""
 
     replies: list[tuple[int, Any]]
     captured: list[Captured] = field(default_factory=list)
@@ -53,9 +55,12 @@ def capture_server(replies: list[tuple[int, Any]]) -> Iterator[CaptureServer]:
                     )
                 )
                 status, reply = state.replies.pop(0) if state.replies else (500, {"error": "none"})
-            payload = json.dumps(reply).encode()
+            # a str reply is a server-sent event stream, sent as it is
+            streamed = isinstance(reply, str)
+            payload = str(reply).encode() if streamed else json.dumps(reply).encode()
             self.send_response(status)
-            self.send_header("content-type", "application/json")
+            kind = "text/event-stream" if streamed else "application/json"
+            self.send_header("content-type", kind)
             self.send_header("content-length", str(len(payload)))
             self.end_headers()
             self.wfile.write(payload)

@@ -28,32 +28,18 @@ from datetime import datetime
 from enum import Enum
 from typing import Any
 
+from hydrangea.context.sdk import read_sdk_response, stream_event_gateway, stream_event_hint
 from hydrangea.errors import GatewayMismatchError, InvalidItemError, StreamEventError
 from hydrangea.gateway import GatewayType
 
 __all__ = ["body_gateway", "output_body", "sdk_native"]
 
-_STREAM_HINT = (
-    "push the complete stream instead: the events or chunks of one response, in order "
-    "(see 'Streams' in the providers guide)"
-)
 _NAMES = {
     GatewayType.openai: "OpenAI Chat Completions (openai)",
     GatewayType.openai_responses: "OpenAI Responses (openai_responses)",
     GatewayType.anthropic: "Anthropic Messages (anthropic)",
     GatewayType.gemini: "Gemini (gemini, google-genai)",
 }
-_ANTHROPIC_EVENTS = frozenset(
-    {
-        "message_start",
-        "message_delta",
-        "message_stop",
-        "content_block_start",
-        "content_block_delta",
-        "content_block_stop",
-        "ping",
-    }
-)
 
 
 def gateway_name(gateway: GatewayType) -> str:
@@ -93,22 +79,25 @@ def _dump(output: object, **options: Any) -> Any:
 def sdk_native(output: object) -> tuple[GatewayType, object] | None:
     """The gateway and the JSON of an SDK response object, or ``None`` if it is none.
 
-    The single point where SDK objects are recognised; a stream event raises
-    :class:`~hydrangea.errors.StreamEventError`.
+    The single point where SDK objects are recognised: responses and stream events by type,
+    subclasses included (:mod:`hydrangea.context.sdk`); a stream event raises
+    :class:`~hydrangea.errors.StreamEventError`. Other objects of an SDK's modules (a
+    ``ChatCompletionMessage``, one Responses output item) are dumped the same way.
     """
+    event_gateway = stream_event_gateway(output)
+    if event_gateway is not None:
+        raise StreamEventError(stream_event_hint(event_gateway))
+    response = read_sdk_response(output)
+    if response is not None:
+        return response.gateway, response.body
     # the modules of the class and its bases: a parametrized generic (``ParsedResponse[T]``) or a
     # subclass lives wherever it was made, its SDK base class does not
     modules = [klass.__module__ for klass in type(output).__mro__]
     module = next((m for m in modules if m.startswith(("anthropic", "openai", "google."))), "")
     root = module.split(".", 1)[0]
-    name = type(output).__name__
     if root == "anthropic":
-        if name.endswith("Event"):
-            raise StreamEventError(f"a {name} is one event of an Anthropic stream: {_STREAM_HINT}")
         return GatewayType.anthropic, _dump(output, mode="json", by_alias=True)
     if root == "openai":
-        if name.endswith(("Chunk", "Event")):
-            raise StreamEventError(f"a {name} is one event of an OpenAI stream: {_STREAM_HINT}")
         responses = any(m.startswith("openai.types.responses") for m in modules)
         gateway = GatewayType.openai_responses if responses else GatewayType.openai
         body = _without_parsed(_dump(output, mode="json", by_alias=True))
@@ -123,18 +112,11 @@ def body_gateway(body: dict[str, Any]) -> GatewayType | None:
 
     Raises :class:`~hydrangea.errors.StreamEventError` for one event or chunk of a stream.
     """
+    event_gateway = stream_event_gateway(body)
+    if event_gateway is not None:
+        raise StreamEventError(stream_event_hint(event_gateway))
     kind = body.get("type")
     obj = body.get("object")
-    if isinstance(kind, str) and kind in _ANTHROPIC_EVENTS:
-        raise StreamEventError(
-            f"a {kind!r} event is one event of an Anthropic stream: {_STREAM_HINT}"
-        )
-    if isinstance(kind, str) and kind.startswith("response.") and "role" not in body:
-        raise StreamEventError(
-            f"a {kind!r} event is one event of a Responses stream: {_STREAM_HINT}"
-        )
-    if obj == "chat.completion.chunk":
-        raise StreamEventError(f"a chat.completion.chunk is one chunk of a stream: {_STREAM_HINT}")
     if obj == "chat.completion":
         return GatewayType.openai
     if obj == "response":

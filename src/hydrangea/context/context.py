@@ -15,6 +15,7 @@ from hydrangea.context.caching import AnthropicCaching, cached_anthropic_kwargs
 from hydrangea.context.native import NativeContent, check_json, copy_json, copy_json_value
 from hydrangea.context.readback import ReplyRoute, for_model, messages_of, reply_of
 from hydrangea.context.registry import adapter_for
+from hydrangea.context.streams import assemble
 from hydrangea.context.usage import UsageLog, usage_of
 from hydrangea.context.view import ContextView
 from hydrangea.errors import (
@@ -187,6 +188,22 @@ class Context(Sequence[NativeContent]):
         if reported is not None:
             self._usage.record(reported, start)
 
+    def push_stream(
+        self,
+        events: Iterable[object],
+        *,
+        model: str | None = None,
+        route: ReplyRoute | None = None,
+    ) -> None:
+        """Append a complete streamed response: its raw events or chunks, in the order they came.
+
+        Stores exactly the item the same response would give unstreamed (see
+        :mod:`hydrangea.context.streams`); ``model`` and ``route`` as in :meth:`push_back`. A
+        partial or out-of-order stream raises :class:`~hydrangea.errors.IncompleteStreamError`
+        and nothing is appended.
+        """
+        self.push_back(assemble(self._gateway, events), model=model, route=route)
+
     def extend(self, items: Iterable[NativeContent]) -> None:
         """Append native items (provider output or saved items); all or nothing.
 
@@ -259,6 +276,9 @@ class Context(Sequence[NativeContent]):
         (:meth:`Adapter.for_other_model`; "Model switching" in the providers guide). Any other
         keyword (``config=``, ``system=``, ``tools=``, ``max_tokens=`` ...) is merged in
         (:mod:`hydrangea.context._compose`), so the result goes to the SDK call as it is.
+        On Anthropic, the request for the whole Context carries cache breakpoints (see
+        :mod:`hydrangea.context.caching`; ``caching`` sets them or opts out); for other
+        ``items`` the stable part is unknown and none are placed.
         """
         source: Sequence[NativeContent] = self._items if items is None else items
         if model is not None:
