@@ -141,6 +141,7 @@ class Planner:
         "_per",
         "_prefix",
         "_records",
+        "_sections",
         "_seen",
         "_stages",
         "_taken",
@@ -240,10 +241,12 @@ class Planner:
             kind=ItemKind.SUMMARY.value, published=longest,
         )
         general = any(i.summary is not None for i in order) or self._extractive is None
-        sections = "facts:\ndecisions:\nopen questions:\n" if general else ""
+        # Section headings come only with notes (a model's writing, a carried summary's
+        # entries): a state of bare pointers has none, so they are priced apart.
+        self._sections = measure("facts:\ndecisions:\nopen questions:\n") if general else 0
         summary = (
             measure(f"{MARK}{PLACEHOLDER_NONCE}{frame}{SEPARATOR}")
-            + measure(summary_overhead(noted=True, bare=True) + sections)
+            + measure(summary_overhead(noted=True, bare=True))
             + measure(heading(10 ** len(str(len(order))))) - measure(heading(10))
         )
         fence_cost = measure(notice(PLACEHOLDER_NONCE, _PLACEHOLDER_END) + SEPARATOR) + measure(
@@ -321,11 +324,14 @@ class Planner:
         stage = self._stages[number]
         cut = stage.start + b
         lower, upper = prefix[stage.lower], prefix[stage.upper]
+        noted = (b > 0 and stage.lower > Level.POINTER) or (
+            cut < stage.stop and stage.upper < Level.FULL
+        )
         return (
             prefix[Level.POINTER][stage.start]
             + lower[cut] - lower[stage.start] + upper[stage.stop] - upper[cut]
             + prefix[Level.FULL][n] - prefix[Level.FULL][stage.stop]
-            + fence_cost + summary
+            + fence_cost + summary + (self._sections if noted else 0)
         )
 
     def first_fit(self, available: int) -> int:
@@ -359,8 +365,16 @@ class Planner:
         available = int(start_room * per)
         low, high = 0, self.states  # state 0 is known to overflow, the last one to fit
         best: Candidate | None = None
+        # Every item a bare pointer: the last state naming them all. No item is left to the
+        # index line before this state is rendered and known to overflow (estimates can be too
+        # pessimistic, e.g. a custom summarizer's sections, which pointer-only states lack).
+        pointers = self.states - len(self.order)
         state = self.first_fit(available)
-        for _ in range(MAX_ATTEMPTS):
+        for attempt in range(MAX_ATTEMPTS):
+            if pointers not in self._seen and (
+                state > pointers or (best is None and attempt == MAX_ATTEMPTS - 1)
+            ):
+                state = pointers
             if state >= high:
                 break  # nothing before the earliest state known to fit is expected to fit
             if state <= low:  # the estimate was too hopeful: halve the bracket instead
