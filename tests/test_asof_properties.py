@@ -263,6 +263,10 @@ _TIGHT_POINTERS = Spec([], [
 @settings(max_examples=25)
 @given(specs(), st.sampled_from([0, 1, 40]), st.booleans())
 @example(_TIGHT_POINTERS, 0, False)
+@example(Spec(  # found by hypothesis: the search stopped at the last state without trying 3
+    [ContextItem.harness(ItemKind.SYSTEM, "a" * 21, item_id="h0")],
+    [ContextItem.outside(ItemKind.SYSTEM, "Sentence. " * 14, item_id="u0:¤", origin="¤¤",
+                         published_at=AS_OF)], [], 182), 40, True)
 def test_builds_hold_every_invariant_with_a_custom_summarizer(
     spec: Spec, words: int, lumpy: bool
 ) -> None:

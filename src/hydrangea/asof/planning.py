@@ -371,16 +371,17 @@ class Planner:
         pointers = self.states - len(self.order)
         state = self.first_fit(available)
         for attempt in range(MAX_ATTEMPTS):
-            if state >= high:
+            untried = low < pointers < high and pointers not in self._seen
+            if untried and (state > pointers or (best is None and attempt == MAX_ATTEMPTS - 1)):
+                state = pointers
+            elif state >= high:
                 break  # nothing before the earliest state known to fit is expected to fit
-            if state <= low:  # the estimate was too hopeful: halve the bracket instead
+            elif state <= low:  # the estimate was too hopeful: halve the bracket instead
                 state = (low + high) // 2
                 if state == low:
                     break
-            if low < pointers < high and pointers not in self._seen and (
-                state > pointers or (best is None and attempt == MAX_ATTEMPTS - 1)
-            ):
-                state = pointers
+                if untried and state > pointers:
+                    state = pointers
             candidate = yield from self.render(state)
             if candidate.tokens <= budget:
                 high, best = state, candidate
