@@ -34,6 +34,7 @@ from bench.cachestudy.render import Renderer
 from bench.cachestudy.strategy import Strategy, reminder_message
 from bench.cachestudy.study import (
     LibrarySetting,
+    StrategyResult,
     _library,
     information_kept,
     new_tokens,
@@ -446,7 +447,7 @@ def test_the_recall_setting_keeps_every_fact_with_a_small_summary(
     renderer = Renderer(LocalApproxCounter(), gateway)
     fresh = new_tokens(session, renderer)
     rules = AnthropicRules() if gateway is GatewayType.anthropic else GeminiRules()
-    setting = LibrarySetting(3_000, 500)
+    setting = LibrarySetting(3_000, 500, in_loops=True)
     recall = run_strategy(
         _library(session, renderer, _BUDGET, setting, recall=True), session, fresh, "", rules
     )
@@ -454,3 +455,23 @@ def test_the_recall_setting_keeps_every_fact_with_a_small_summary(
     assert recall.info_kept == 1.0 and full.info_kept == 1.0
     assert recall.extra["summary_tokens_at_end"] < full.extra["summary_tokens_at_end"]
     assert recall.totals.reused_tokens <= recall.totals.input_tokens - recall.totals.new_tokens
+
+
+@pytest.mark.parametrize("gateway", [GatewayType.anthropic, GatewayType.openai])
+def test_checkpoints_in_tool_loops_shrink_the_requests_and_keep_every_fact(
+    session: Transcript, gateway: GatewayType
+) -> None:
+    renderer = Renderer(LocalApproxCounter(), gateway)
+    fresh = new_tokens(session, renderer)
+    rules = AnthropicRules() if gateway is GatewayType.anthropic else OpenAIRules()
+
+    def run(in_loops: bool) -> StrategyResult:
+        setting = LibrarySetting(2_500, 500, in_loops=in_loops)
+        strategy = _library(session, renderer, _BUDGET, setting, recall=True)
+        return run_strategy(strategy, session, fresh, "", rules)
+
+    loops, ends = run(True), run(False)
+    assert loops.info_kept == 1.0
+    assert loops.extra["checkpoints"] > ends.extra["checkpoints"]
+    assert loops.totals.mean_tokens < ends.totals.mean_tokens
+    assert loops.totals.billed < ends.totals.billed

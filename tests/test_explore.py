@@ -52,11 +52,12 @@ def test_tree_shows_areas_history_overlay_and_next_changes() -> None:
         "checkin: cyclic ttl=2 cadence=5 (after) — reappears at episode 5",
         "mode: sticky (after) — stays in every episode",
         "alert: staged [after:2, before:3, after:∞] x1 — moves to stage 2 (after) at episode 5",
-        "hint: temporary ttl=3 (before) — expires after episode 2",
+        "hint before: hint",  # in the overlay of its last episode ...
         "name: permanent tags=['user'] — in the history at index 2",
         "Snapshots: 1",
     ]:
         assert expected in text, expected
+    assert "hint: temporary" not in text  # ... and forgotten after it: its key is free
 
 
 def state(component: Component, start: int) -> ComponentState:
@@ -91,7 +92,7 @@ def test_explore_a_saved_session_and_a_saved_context(tmp_path: Path) -> None:
     lc.save(session_path)
     out = io.StringIO()
     explore_file(session_path, Console(file=out, width=140, color_system=None))
-    assert "hint: temporary ttl=3 (before) — expires after episode 2" in out.getvalue()
+    assert "mode: sticky (after) — stays in every episode" in out.getvalue()
     assert "Areas" not in out.getvalue()  # areas are not saved with a session
     context_path = tmp_path / "context.json"
     lc.context.save(context_path)

@@ -1,7 +1,8 @@
 """Keys under random adds, replacements, updates and deletions, against a simple model.
 
 The model keeps, per key, the oracle timeline of its current component, the episode its
-schedule started and its place in the overlay order; expired components are forgotten.
+schedule started and its place in the overlay order; a component is forgotten (its key free)
+right after the render of its last visible episode.
 """
 
 from __future__ import annotations
@@ -62,8 +63,8 @@ class Model:
             if phase is not None:
                 rank = 0 if phase[0] == "before" else 1
                 shown.append((rank, self.order[key], key, self.text[key], phase))
-            elif all(p is None for p in self.timeline[key][k:]):
-                self.forget(key)
+            if all(p is None for p in self.timeline[key][k + 1 :]):
+                self.forget(key)  # its lifecycle has ended: the key is free from now on
         return [(key, text, phase) for _, _, key, text, phase in sorted(shown)]
 
 

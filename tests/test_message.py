@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from pydantic import ValidationError
 
 from hydrangea.context import adapter_for
+from hydrangea.errors import MessageValidationError
 from hydrangea.gateway import GatewayType
 from hydrangea.message import (
     FrozenJSONArray,
@@ -148,7 +148,7 @@ def test_copies_pickles_and_json_round_trips_keep_the_message() -> None:
     [{"x": float("nan")}, {"x": float("inf")}, {"x": {1, 2}}, {"x": {1: "a"}}, {"x": b"raw"}],
 )
 def test_arguments_must_be_json(bad: dict[str, Any]) -> None:
-    with pytest.raises(ValidationError, match="arguments"):
+    with pytest.raises(MessageValidationError, match="arguments"):
         ToolCallPart(id="c1", name="f", arguments=bad)
 
 

@@ -14,6 +14,10 @@
   three turns (``ttl=3``), the test reminder comes back every ten (``ttl=1, cadence=10``). They
   are rendered in the request's tail overlay, never in the history.
 
+With ``in_loops`` the conversation also checkpoints between two exchanges of a tool loop
+(``CompactingConversation(in_loops=True)``: each reply goes through ``push_reply``, which renders
+the CoopContext once before pushing a reply that follows a checkpoint).
+
 Each turn is one ``Lifecycle.render()``; the request counted is the lifecycle request's items.
 
 With ``in_place=True`` the same pipeline stands in for the "reminders edited in place" strategy:
@@ -99,6 +103,7 @@ class LibraryStrategy:
         in_place: bool = False,
         rollup_detail: Literal["full", "headlines"] = "full",
         name: str | None = None,
+        in_loops: bool = False,
     ) -> None:
         self.name = "hydrangea" if summarizer is None else "hydrangea, plain-fact summarizer"
         if in_place:
@@ -123,6 +128,7 @@ class LibraryStrategy:
             clock=lambda: _CLOCK_START,
             rollup_tokens=rollup,
             rollup_detail=rollup_detail,
+            in_loops=in_loops,
         )
         self.lifecycle = Lifecycle(self.coop)
 
@@ -140,8 +146,7 @@ class LibraryStrategy:
         """Push/route the model's reply, queue the user side, sync reminders, render."""
         for message in turn.events:
             if message.role is Role.assistant:
-                self.coop.context.push_back(self.renderer.native(message))
-                self.conversation.route(message)
+                self.conversation.push_reply(self.renderer.native(message), message)
             else:
                 self.conversation.user(message)
         if self.in_place:

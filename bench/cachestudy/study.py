@@ -72,7 +72,7 @@ PROVIDERS: dict[str, tuple[GatewayType, Callable[[], ProviderRules]]] = {
 }
 """Each provider's wire shape and cache rules (see :mod:`.providers`)."""
 
-RECALL_NAME = "hydrangea + recall tool, headline summaries"
+RECALL_NAME = "hydrangea + recall tool, headline summaries, checkpoints in tool loops"
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,12 +81,14 @@ class LibrarySetting:
 
     threshold: int
     rollup: int | None = None
+    in_loops: bool = False
 
     @property
     def label(self) -> str:
         """How the setting is shown in tables."""
         rollup = "no rollup" if self.rollup is None else f"rollup {self.rollup}"
-        return f"threshold {self.threshold}, {rollup}"
+        loops = ", in loops" if self.in_loops else ""
+        return f"threshold {self.threshold}, {rollup}{loops}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,6 +202,7 @@ def _library(
         return LibraryStrategy(
             transcript, tooled, budget, threshold=setting.threshold, rollup=setting.rollup,
             summarizer=HeadlineSummarizer(), rollup_detail="headlines", name=RECALL_NAME,
+            in_loops=setting.in_loops,
         )
     return LibraryStrategy(
         transcript, renderer, budget, threshold=setting.threshold, rollup=setting.rollup
@@ -265,7 +268,11 @@ def run_study(
     recall_sweep: list[tuple[Any, StrategyResult]] = []
     if real_library_available():
         recall_sweep = sweep(
-            [LibrarySetting(t, r) for t in config.thresholds for r in config.recall_rollups],
+            [
+                LibrarySetting(t, r, in_loops=True)
+                for t in config.thresholds
+                for r in config.recall_rollups
+            ],
             lambda s: lambda: _library(transcript, renderer, budget, s, recall=True),
             prefix="recall ",
         )

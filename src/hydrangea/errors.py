@@ -15,6 +15,8 @@ The tree::
     │   └── InputTooDeepError                    input nested deeper than the library reads
     ├── UnsupportedContentError (ValueError)     a Message the gateway cannot express
     ├── InvalidMessageError (TypeError)          something that is not a Message where one belongs
+    │   └── MessageValidationError (ValueError)  a Message or part whose fields fail validation
+    ├── RequestOptionError (TypeError)           a caller's request keyword that cannot be merged
     ├── UnencodableTextError (ValueError)        text that cannot be stored (a lone surrogate)
     ├── CachingError (ValueError)                prompt-caching settings or markers that conflict
     ├── SerializationError (ValueError)          a saved file that cannot be read back
@@ -91,12 +93,14 @@ __all__ = [
     "LifecycleError",
     "LiveCallError",
     "LiveUnavailableError",
+    "MessageValidationError",
     "MissingExtraError",
     "ModelReplyError",
     "NaiveDatetimeError",
     "PermanentComponentError",
     "RecordNotFoundError",
     "RecordStoreError",
+    "RequestOptionError",
     "SchemaVersionError",
     "SelectorError",
     "SerializationError",
@@ -164,6 +168,17 @@ class UnsupportedContentError(HydrangeaError, ValueError):
 class InvalidMessageError(HydrangeaError, TypeError):
     """Something that is not a :class:`~hydrangea.message.Message` (or a part) where one belongs,
     or a Message whose fields fail validation."""
+
+
+class MessageValidationError(InvalidMessageError, ValueError):
+    """A Message or part whose fields fail validation (pydantic's ``ValidationError``, wrapped).
+
+    Also a ``ValueError``, as pydantic's error was, so older ``except ValueError`` clauses keep
+    working; the original ``ValidationError`` is the ``__cause__``.
+    """
+class RequestOptionError(HydrangeaError, TypeError):
+    """A keyword argument given to ``Context.request()`` that cannot be merged with what the
+    Context builds (the history itself, or a value of the wrong type)."""
 
 
 class UnencodableTextError(HydrangeaError, ValueError):

@@ -137,9 +137,17 @@ class FrozenJSONArray(list[Any]):
         return (FrozenJSONArray, (list(self),))
 
 
-def freeze(value: object, where: str) -> Any:
+MAX_DEPTH = 512
+"""How deeply arguments may nest (the same bound as native items)."""
+
+
+def freeze(value: object, where: str, depth: int = 0) -> Any:
     """A deep, read-only copy of the JSON value ``value``; ValueError naming ``where`` if it is
-    not one (tuples are taken as arrays)."""
+    not one (tuples are taken as arrays), ``InputTooDeepError`` past :data:`MAX_DEPTH`."""
+    if depth > MAX_DEPTH:
+        from hydrangea.errors import InputTooDeepError
+
+        raise InputTooDeepError(f"{where} nests deeper than {MAX_DEPTH} levels")
     if value is None or isinstance(value, str | bool | int):
         return value
     if isinstance(value, float):
@@ -151,8 +159,10 @@ def freeze(value: object, where: str) -> Any:
         for key, item in value.items():
             if not isinstance(key, str):
                 raise ValueError(f"{where} has the key {key!r}; JSON object keys are strings")
-            frozen[key] = freeze(item, f"{where}[{key!r}]")
+            frozen[key] = freeze(item, f"{where}[{key!r}]", depth + 1)
         return FrozenJSONObject(frozen)
     if isinstance(value, list | tuple):
-        return FrozenJSONArray(freeze(item, f"{where}[{n}]") for n, item in enumerate(value))
+        return FrozenJSONArray(
+            freeze(item, f"{where}[{n}]", depth + 1) for n, item in enumerate(value)
+        )
     raise ValueError(f"{where} holds a {type(value).__name__}, which is not a JSON value")

@@ -20,11 +20,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
-from typing import Annotated, Any, Literal, TypeAlias
+from typing import Annotated, Any, Literal, Self, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from hydrangea.errors import (
+    HydrangeaError,
+    InputTooDeepError,
+    MessageValidationError,
+    UnencodableTextError,
+)
 from hydrangea.frozen_json import FrozenJSONArray, FrozenJSONObject, freeze
+from hydrangea.text import first_unencodable
 
 __all__ = [
     "FrozenJSONArray",
@@ -47,8 +54,82 @@ class Role(StrEnum):
     assistant = "assistant"
 
 
+def _library_error(model: type[BaseModel], exc: ValidationError) -> HydrangeaError:
+    """The library error for a failed validation: a HydrangeaError the validators raised
+    (text that cannot be encoded), else :class:`MessageValidationError` listing every problem."""
+    problems: list[str] = []
+    for error in exc.errors(include_url=False):
+        # pydantic's location also names its union branches ("tuple[...]"): keep fields, indices
+        where = ".".join(
+            str(part) for part in error["loc"] if isinstance(part, int) or part.isidentifier()
+        )
+        cause = error.get("ctx", {}).get("error")
+        if isinstance(cause, HydrangeaError) and not where:  # already wrapped by a custom init
+            return cause
+        if isinstance(cause, UnencodableTextError | InputTooDeepError):
+            return type(cause)(f"{model.__name__}{' ' + where if where else ''}: {cause}")
+        message = str(cause) if isinstance(cause, Exception) else error["msg"]
+        problems.append(f"{where or 'value'}: {message}")
+    return MessageValidationError(f"invalid {model.__name__}: " + "; ".join(problems))
+
+
+def _check_text(value: object, where: str) -> None:
+    """Walk a validated field value; UnencodableTextError (inside pydantic) for a surrogate."""
+    if isinstance(value, str):
+        index = first_unencodable(value)
+        if index is not None:
+            raise UnencodableTextError(
+                f"{where} holds a lone surrogate U+{ord(value[index]):04X} at index {index}"
+            )
+    elif isinstance(value, Mapping):
+        for key, inner in value.items():
+            _check_text(key, f"{where} key")
+            _check_text(inner, f"{where}[{key!r}]")
+    elif isinstance(value, list | tuple):
+        for index, inner in enumerate(value):
+            if not isinstance(inner, BaseModel):  # parts check their own text
+                _check_text(inner, f"{where}[{index}]")
+
+
 class _Frozen(BaseModel):
+    """Frozen, strict models whose validation errors are library errors.
+
+    Constructing a model (or ``model_validate``) raises :class:`MessageValidationError` (a
+    ``TypeError`` and a ``ValueError``) instead of pydantic's ``ValidationError``, and
+    :class:`~hydrangea.errors.UnencodableTextError` for text holding a lone surrogate.
+    """
+
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+    def __init__(self, /, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise _library_error(type(self), exc) from exc
+
+    @classmethod
+    def model_validate(cls, obj: Any, *args: Any, **kwargs: Any) -> Self:
+        """Validate ``obj`` into this model; library errors as for the constructor."""
+        try:
+            return super().model_validate(obj, *args, **kwargs)
+        except ValidationError as exc:
+            raise _library_error(cls, exc) from exc
+
+    @classmethod
+    def model_validate_json(
+        cls, json_data: str | bytes | bytearray, *args: Any, **kwargs: Any
+    ) -> Self:
+        """Validate JSON text into this model; library errors as for the constructor."""
+        try:
+            return super().model_validate_json(json_data, *args, **kwargs)
+        except ValidationError as exc:
+            raise _library_error(cls, exc) from exc
+
+    @model_validator(mode="after")
+    def _encodable(self) -> Self:
+        for name, value in self.__dict__.items():
+            _check_text(value, name)
+        return self
 
 
 class TextPart(_Frozen):

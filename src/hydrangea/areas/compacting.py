@@ -20,6 +20,29 @@ merged summaries are stored as records and named among the pointers. In this mod
 made by :meth:`route` starts the next segment at once, so the summaries are back in the Context at
 the next render even before another user turn; after calling ``checkpoint()`` on a segment
 yourself, read :attr:`CompactingConversation.current` before the next render.
+
+Checkpoints inside tool loops (``in_loops=True``)
+-------------------------------------------------
+
+A segment normally checks its size only when a reply that calls no tool is routed, so a long tool
+loop keeps every tool output of the loop in the request until the model answers. With
+``in_loops=True``, hand each model reply to :meth:`CompactingConversation.push_reply` (instead of
+``Context.push_back`` plus :meth:`~CompactingConversation.route`): when a reply that calls a tool
+arrives and the segment has reached its threshold, the segment checkpoints *before* the reply
+enters the Context. That is a safe point: every earlier call of the loop has its results rendered,
+so the compacted segment holds only complete exchanges. ``push_reply`` then renders the
+CoopContext once (the collector detaches the segment from the tail and the summary takes its
+place, exactly as at a turn end) and only then pushes the reply, byte for byte as the provider
+sent it (reasoning signatures and all), and routes it to the next segment. The open exchange (the
+reply and the results queued after it) is therefore never detached or rewritten; it simply
+follows the summary. Everything before the segment is untouched, as at any checkpoint.
+
+It needs a rollup (``rollup_tokens``): the summary region renders in that render, ahead of the
+reply, so the reply lies inside the reclaimable tail of the next checkpoint. A promoted summary
+belongs to no area, and a reply pushed right after it would be left behind, cut off from its
+results, by the next collection. It is for a harness that runs the tools itself and queues their
+results as user turns; a :class:`~hydrangea.areas.ToolLoopArea` anchored to the segment would
+retire with it in the middle of its loop.
 """
 
 from __future__ import annotations
@@ -36,7 +59,7 @@ from hydrangea.asof.records import InMemoryRecordStore, RecordStore
 from hydrangea.asof.summary import StructuredSummary, Summarizer
 from hydrangea.context.area import AreaLifeState
 from hydrangea.coop.coop_context import CoopContext
-from hydrangea.message import Message
+from hydrangea.message import Message, Role, ToolCallPart
 
 __all__ = ["CompactingConversation"]
 
@@ -50,6 +73,7 @@ class CompactingConversation:
         "_counter",
         "_current",
         "_detail",
+        "_in_loops",
         "_name",
         "_records",
         "_regions",
@@ -70,6 +94,7 @@ class CompactingConversation:
         name: str = "conversation",
         rollup_tokens: int | None = None,
         rollup_detail: Literal["full", "headlines"] = "full",
+        in_loops: bool = False,
     ) -> None:
         """Create the first segment and register it with ``coop``.
 
@@ -79,6 +104,8 @@ class CompactingConversation:
         once and never reclaims it. ``rollup_detail="headlines"`` makes a rollup carry one
         headline and pointer per merged summary instead of all their facts (each merged summary
         stays a record; give the model :func:`~hydrangea.areas.recall.recall_tool`).
+        ``in_loops=True`` lets :meth:`push_reply` checkpoint inside tool loops too (see the
+        module documentation); it needs ``rollup_tokens``.
         """
         if rollup_detail not in ("full", "headlines"):
             raise AreaUsageError(
@@ -86,10 +113,16 @@ class CompactingConversation:
             )
         if rollup_tokens is not None and rollup_tokens < 1:
             raise AreaUsageError(f"rollup_tokens must be positive, got {rollup_tokens}")
+        if in_loops and rollup_tokens is None:
+            raise AreaUsageError(
+                "in_loops=True needs rollup_tokens: the summary region must render ahead of the "
+                "reply that follows a checkpoint, so the next checkpoint reclaims that reply too"
+            )
         self._coop = coop
         self._name = name
         self._rollup = rollup_tokens
         self._detail = rollup_detail
+        self._in_loops = in_loops
         self._rollups = 0
         self._carried: tuple[CarriedSummary, ...] = ()
         self._regions: list[SummaryRegionArea] = []
@@ -165,6 +198,44 @@ class CompactingConversation:
         if segment.summary is not None and self._rollup is not None:
             self._advance()  # carry the summaries at the next render, turn or no turn
         return segment.summary
+
+    @property
+    def in_loops(self) -> bool:
+        """Whether :meth:`push_reply` checkpoints inside tool loops."""
+        return self._in_loops
+
+    def push_reply(self, output: object, reply: Message) -> StructuredSummary | None:
+        """Push model output into the Context and route it: ``output`` is what the provider
+        sent (given to ``Context.push_back`` unchanged), ``reply`` the same reply as a
+        :class:`~hydrangea.message.Message`. Returns the summary of a checkpoint it caused.
+
+        With ``in_loops=True``, a reply that calls a tool, arriving when the segment has
+        reached its threshold with no user turn queued, first checkpoints the segment and
+        renders the CoopContext (the segment is collected and its summary shown), then pushes
+        the reply after the summary. Otherwise (and for a reply that answers) this is
+        ``push_back`` followed by :meth:`route`. Output ``push_back`` refuses raises its error
+        and is neither pushed nor routed (a checkpoint this call ran before stays done).
+        """
+        if reply.role is not Role.assistant:
+            raise AreaUsageError(f"a routed reply must have the assistant role, got {reply.role}")
+        summary: StructuredSummary | None = None
+        segment = self.current
+        calls = any(isinstance(part, ToolCallPart) for part in reply.parts)
+        if (
+            self._in_loops
+            and calls
+            and segment.checkpoint_due
+            and not segment.pending
+            and segment.record_ids
+        ):
+            summary = segment.checkpoint()
+            replies = segment.replies_this_turn
+            self._advance()
+            self._current.continue_turn(replies)
+            self._coop.render()  # the collector detaches the segment; the summary takes its place
+        self._coop.context.push_back(output)
+        routed = self.route(reply)
+        return summary if summary is not None else routed
 
     def _advance(self) -> None:
         done = self._current

@@ -12,8 +12,11 @@ their ``anchor``: they stay retained until the segment retires, then retire with
 
 The segment watches its size (:attr:`~hydrangea.areas.ConversationArea.tokens`: its range as
 observed, plus what was rendered and routed since). The check runs when a reply that calls no
-tool is routed, that is at the end of a model turn, never in the middle of one or of a tool loop.
-When the size reaches ``threshold_tokens`` the **checkpoint** happens, once:
+tool is routed, that is at the end of a model turn, never in the middle of one or of a tool loop
+(a :class:`~hydrangea.areas.CompactingConversation` with ``in_loops=True`` also checkpoints
+between two exchanges of a tool loop, before the next reply enters the Context; see
+:meth:`~hydrangea.areas.CompactingConversation.push_reply`). When the size reaches
+``threshold_tokens`` the **checkpoint** happens, once:
 
 1. the summarizer condenses the segment's full records into a
    :class:`~hydrangea.asof.StructuredSummary`; its pointers are set to the record ids (never
@@ -198,6 +201,21 @@ class CompactionArea(ConversationArea):
         ends_turn = not any(isinstance(part, ToolCallPart) for part in reply.parts)
         if ends_turn and self.checkpoint_due:
             self.checkpoint()
+
+    @property
+    def replies_this_turn(self) -> int:
+        """How many replies were routed since the latest user turn rendered."""
+        return self._replies_this_turn
+
+    def continue_turn(self, replies: int) -> None:
+        """Continue a turn its predecessor started: a checkpoint inside a tool loop hands the
+        open turn over, so the replies routed here are numbered after the ``replies`` routed
+        there (their record ids stay unique). Only before this segment renders or routes."""
+        if self._transcript or self._turn != self._first_turn - 1:
+            raise ContextStateError(f"{self!r} has already taken turns")
+        if replies < 0:
+            raise AreaUsageError(f"replies must not be negative, got {replies}")
+        self._replies_this_turn = replies
 
     def checkpoint(self) -> StructuredSummary:
         """Summarize the segment's records and retire. Runs once; queued turns stay queued for

@@ -8,8 +8,27 @@ from typing import Protocol, runtime_checkable
 
 from hydrangea.asof.errors import DuplicateItemError, RecordNotFoundError
 from hydrangea.asof.items import ContextItem
+from hydrangea.errors import InvalidContextItemError
+from hydrangea.text import is_encodable
 
-__all__ = ["InMemoryRecordStore", "RecordStore", "stored_ids"]
+__all__ = ["InMemoryRecordStore", "RecordStore", "checked_record", "lookup_id", "stored_ids"]
+
+
+def checked_record(item: object) -> ContextItem:
+    """``item`` if it is a ContextItem a store can take; :class:`InvalidContextItemError` if not."""
+    if not isinstance(item, ContextItem):
+        raise InvalidContextItemError(
+            f"a record store keeps ContextItems, got {type(item).__name__}"
+        )
+    return item
+
+
+def lookup_id(item_id: object) -> str | None:
+    """``item_id`` if a record could be stored under it, ``None`` if none can (text that cannot
+    be encoded); :class:`InvalidContextItemError` if it is not a string at all."""
+    if not isinstance(item_id, str):
+        raise InvalidContextItemError(f"a record id is a string, got {type(item_id).__name__}")
+    return item_id if is_encodable(item_id) else None
 
 
 @runtime_checkable
@@ -51,6 +70,7 @@ class InMemoryRecordStore:
 
     def put(self, item: ContextItem) -> None:
         """Store ``item``; idempotent for an identical item, an error for a different one."""
+        item = checked_record(item)
         with self._lock:
             held = self._records.get(item.item_id)
             if held is None:
@@ -62,8 +82,9 @@ class InMemoryRecordStore:
 
     def get(self, item_id: str) -> ContextItem | None:
         """The record under ``item_id``, or ``None``."""
+        key = lookup_id(item_id)
         with self._lock:
-            return self._records.get(item_id)
+            return None if key is None else self._records.get(key)
 
     def require(self, item_id: str) -> ContextItem:
         """The record under ``item_id``; :class:`RecordNotFoundError` if there is none."""

@@ -28,6 +28,7 @@ from pydantic import ValidationError
 
 from hydrangea.asof.errors import DuplicateItemError, RecordNotFoundError
 from hydrangea.asof.items import ContextItem
+from hydrangea.asof.records import checked_record, lookup_id
 from hydrangea.errors import RecordStoreError
 
 __all__ = ["RecordStoreError", "SqliteRecordStore"]
@@ -92,6 +93,7 @@ class SqliteRecordStore:
 
         Raises :class:`DuplicateItemError` if a different item is stored under the same id.
         """
+        item = checked_record(item)
         body = item.model_dump_json()
         with self._lock:
             try:
@@ -124,6 +126,8 @@ class SqliteRecordStore:
 
         Raises :class:`RecordStoreError` if the row holds something other than a valid item
         with exactly that id (a file edited or written by something else)."""
+        if lookup_id(item_id) is None:
+            return None
         row = self._query_one("SELECT body FROM records WHERE item_id = ?", (item_id,))
         if row is None:
             return None
@@ -137,7 +141,7 @@ class SqliteRecordStore:
         return found
 
     def __contains__(self, item_id: object) -> bool:
-        if not isinstance(item_id, str):
+        if not isinstance(item_id, str) or lookup_id(item_id) is None:
             return False
         return self._query_one("SELECT 1 FROM records WHERE item_id = ?", (item_id,)) is not None
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import json
-from typing import Any, TypeAlias
+import math
+from typing import Any, NoReturn, TypeAlias
 
-from hydrangea.errors import InvalidItemError
+from hydrangea.errors import InputTooDeepError, InvalidItemError, UnencodableTextError
+from hydrangea.text import first_unencodable
 
-__all__ = ["NativeContent", "copy_json"]
+__all__ = ["MAX_DEPTH", "NativeContent", "check_json", "copy_json", "copy_json_value"]
 
 NativeContent: TypeAlias = dict[str, Any]
 """A provider-native item: the JSON object the provider's API takes or returns.
@@ -16,20 +17,165 @@ Each adapter module documents its own shapes with TypedDicts; at the Context lev
 plain JSON object, so a Context serializes without any SDK installed.
 """
 
+MAX_DEPTH = 512
+"""How deeply objects and arrays may nest in an item (the item itself is depth 1).
 
-def copy_json(item: object) -> NativeContent:
+Far beyond any provider's shapes; the bound keeps every recursive reader of an accepted item
+(request builders, serializers, the explorer) clear of Python's recursion limit.
+"""
+
+
+class _Refused(Exception):
+    """Raised inside the walk; carries the path back up so the message can say where."""
+
+    def __init__(self, kind: type[InvalidItemError | UnencodableTextError], what: str) -> None:
+        super().__init__(what)
+        self.kind = kind
+        self.what = what
+        self.path: list[str] = []
+
+
+def _refuse(kind: type[InvalidItemError | UnencodableTextError], what: str) -> NoReturn:
+    raise _Refused(kind, what)
+
+
+def _text(value: str) -> str:
+    index = first_unencodable(value)
+    if index is not None:
+        _refuse(
+            UnencodableTextError,
+            f"holds a lone surrogate U+{ord(value[index]):04X} at index {index}",
+        )
+    return value if type(value) is str else str.__str__(value)
+
+
+def _copy(value: object, depth: int, sort_keys: bool = False) -> Any:
+    kind = type(value)
+    if kind is str:
+        return _text(value)  # type: ignore[arg-type]
+    if kind is dict or isinstance(value, dict):
+        if depth >= MAX_DEPTH:
+            _refuse(InputTooDeepError, f"nests deeper than {MAX_DEPTH} levels")
+        out: dict[str, Any] = {}
+        pairs = value.items()  # type: ignore[attr-defined]
+        for key, inner in _sorted(pairs) if sort_keys else pairs:
+            if not isinstance(key, str):
+                _refuse(InvalidItemError, f"has the key {key!r}; JSON object keys are strings")
+            try:
+                out[_text(key)] = _copy(inner, depth + 1, sort_keys)
+            except _Refused as refused:
+                refused.path.append(f"[{key!r}]")
+                raise
+        return out
+    if kind is list or isinstance(value, list | tuple):
+        if depth >= MAX_DEPTH:
+            _refuse(InputTooDeepError, f"nests deeper than {MAX_DEPTH} levels")
+        items: list[Any] = []
+        for index, inner in enumerate(value):  # type: ignore[arg-type]
+            try:
+                items.append(_copy(inner, depth + 1, sort_keys))
+            except _Refused as refused:
+                refused.path.append(f"[{index}]")
+                raise
+        return items
+    if value is None or kind is bool or kind is int:
+        return value
+    if kind is float or isinstance(value, float):
+        if not math.isfinite(value):  # type: ignore[arg-type]
+            _refuse(InvalidItemError, f"is {value!r}, which is not a JSON number")
+        return float(value)  # type: ignore[arg-type]
+    if isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, str):
+        return _text(value)
+    _refuse(InvalidItemError, f"holds a {kind.__name__}, which is not a JSON value")
+
+
+def _sorted(pairs: Any) -> list[tuple[Any, Any]]:
+    for key, _ in pairs:
+        if not isinstance(key, str):
+            _refuse(InvalidItemError, f"has the key {key!r}; JSON object keys are strings")
+    return sorted(pairs, key=lambda pair: pair[0])
+
+
+def copy_json_value(value: object, where: str, *, sort_keys: bool = False) -> Any:
+    """:func:`copy_json` for any JSON value (an array at the top, for instance)."""
+    try:
+        return _copy(value, 0, sort_keys)
+    except _Refused as refused:
+        path = "".join(reversed(refused.path))
+        raise refused.kind(f"{where}{' at ' + path if path else ''} {refused.what}") from None
+
+
+def copy_json(
+    item: object, where: str = "a native item", *, sort_keys: bool = False
+) -> NativeContent:
     """Return an independent deep copy of ``item``, checking that it is a JSON object.
 
-    Raises :class:`~hydrangea.errors.InvalidItemError` for anything that is not a dict of
-    JSON-serializable values (bytes, sets, NaN and the like).
+    One walk checks the whole shape: a ``dict`` with string keys whose values are strings,
+    finite numbers, booleans, ``None``, lists (tuples are taken as lists) and dicts, nested at
+    most :data:`MAX_DEPTH` deep. ``str``/``int``/``float``/``dict``/``list`` subclasses are copied
+    as their plain base types, as ``json`` would write them.
+
+    Raises :class:`~hydrangea.errors.InvalidItemError` for anything else (bytes, sets, NaN,
+    a non-string key ...), :class:`~hydrangea.errors.InputTooDeepError` past the depth bound and
+    :class:`~hydrangea.errors.UnencodableTextError` for text holding a lone surrogate; each
+    message names where in the item, prefixed with ``where``. With ``sort_keys`` the copy's
+    object keys are sorted at every depth (as ``json.dumps(sort_keys=True)`` orders them).
     """
     if not isinstance(item, dict):
-        raise InvalidItemError(
-            f"a native item must be a JSON object (dict), got {type(item).__name__}"
-        )
-    try:
-        copied = json.loads(json.dumps(item, allow_nan=False))
-    except (TypeError, ValueError) as exc:
-        raise InvalidItemError(f"a native item must be JSON-serializable: {exc}") from exc
+        raise InvalidItemError(f"{where} must be a JSON object (dict), got {type(item).__name__}")
+    copied = copy_json_value(item, where, sort_keys=sort_keys)
     assert isinstance(copied, dict)
     return copied
+
+
+def _check(value: object, depth: int) -> None:
+    kind = type(value)
+    if kind is str:
+        _text(value)  # type: ignore[arg-type]
+    elif kind is dict:
+        if depth >= MAX_DEPTH:
+            _refuse(InputTooDeepError, f"nests deeper than {MAX_DEPTH} levels")
+        for key, inner in value.items():  # type: ignore[attr-defined]
+            try:
+                if type(key) is not str:
+                    _refuse(InvalidItemError, f"has the key {key!r}; JSON object keys are strings")
+                _text(key)
+                _check(inner, depth + 1)
+            except _Refused as refused:
+                refused.path.append(f"[{key!r}]")
+                raise
+    elif kind is list:
+        if depth >= MAX_DEPTH:
+            _refuse(InputTooDeepError, f"nests deeper than {MAX_DEPTH} levels")
+        for index, inner in enumerate(value):  # type: ignore[arg-type]
+            try:
+                _check(inner, depth + 1)
+            except _Refused as refused:
+                refused.path.append(f"[{index}]")
+                raise
+    elif kind is float:
+        if not math.isfinite(value):  # type: ignore[arg-type]
+            _refuse(InvalidItemError, f"is {value!r}, which is not a JSON number")
+    elif not (value is None or kind is bool or kind is int):
+        _refuse(InvalidItemError, f"holds a {kind.__name__}, which is not a plain JSON value")
+
+
+def check_json(item: object, where: str = "a native item") -> NativeContent:
+    """Check, without copying, that ``item`` is a plain JSON object as :func:`copy_json` accepts.
+
+    For values that are already independent and of the plain types (as ``json.loads`` returns
+    them): same checks and errors as :func:`copy_json`, but subclasses and tuples are refused
+    rather than converted. Returns ``item`` itself.
+    """
+    if not isinstance(item, dict):
+        raise InvalidItemError(f"{where} must be a JSON object (dict), got {type(item).__name__}")
+    try:
+        _check(item, 0)
+    except _Refused as refused:
+        path = "".join(reversed(refused.path))
+        raise refused.kind(f"{where}{' at ' + path if path else ''} {refused.what}") from None
+    return item

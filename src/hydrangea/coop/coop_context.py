@@ -109,9 +109,14 @@ class CoopContext:
     * :meth:`snapshot` is a read-only view for debugging.
 
     Errors: if ``promote()`` raises (or returns something that is not a sequence of messages the
-    gateway accepts), the render raises it and nothing has changed. If ``gc_prologue()`` raises,
-    the collection is completed and the render then raises a :class:`GcPrologueError` holding
-    every such exception, before the unfold pass (the next render runs the pass). If ``observe()``
+    gateway accepts), the render raises it and nothing has changed (the next render plans the
+    collection again and calls ``promote()`` again). If ``gc_prologue()`` raises, the collection
+    is completed and the render then raises a :class:`GcPrologueError` holding every such
+    exception, before the unfold pass (the next render runs the pass). If a ``gc_prologue()``
+    raises a ``BaseException`` that is not an ``Exception`` (``KeyboardInterrupt``,
+    ``SystemExit``), the remaining prologues of that collection are not called, the collection
+    is completed all the same (no callback of it ever runs twice) and that exception is
+    re-raised, with notes saying what was done and which prologues were skipped. If ``observe()``
     or ``render()`` raises, the render raises it; earlier areas' output stays, nothing of the
     failing area is appended, and the cursor stays on the failing area.
     """
@@ -345,13 +350,22 @@ class CoopContext:
                     adapter.validate(checked)
                     promoted.append(checked)
         # Phase 2: the plan is committed. Every gc_prologue(), then detach, then append.
+        # A BaseException (KeyboardInterrupt, SystemExit ...) in one prologue stops the calls
+        # there, but the bookkeeping still completes before it is re-raised: every doomed area
+        # is removed, so no callback of this collection can ever run a second time.
         errors: list[Exception] = []
-        for entry in doomed:
+        interrupted: BaseException | None = None
+        skipped: list[_Entry] = []
+        for number, entry in enumerate(doomed):
             try:
                 yield from settle(entry.area.gc_prologue())
             except Exception as exc:  # noqa: BLE001 - re-raised together once the collection is done
                 exc.add_note(f"raised by gc_prologue() of {entry.area!r}")
                 errors.append(exc)
+            except BaseException as exc:  # noqa: BLE001 - re-raised once the bookkeeping is done
+                interrupted = exc
+                skipped = doomed[number + 1 :]
+                break
         detached = 0
         if plan.start is not None:
             detached = len(self._context.detach_tail(plan.start))
@@ -372,6 +386,18 @@ class CoopContext:
             plan.start,
             len(promoted),
         )
+        if interrupted is not None:
+            interrupted.add_note(
+                "the collection was completed before this was re-raised (tail detached, "
+                f"promoted messages appended, {len(doomed)} area(s) removed)"
+            )
+            if skipped:
+                names = ", ".join(repr(e.area) for e in skipped)
+                interrupted.add_note(f"gc_prologue() was not called for: {names}")
+                _log.warning("gc_prologue() interrupted; not called for %s", names)
+            for error in errors:
+                interrupted.add_note(f"an earlier gc_prologue() raised {error!r}")
+            raise interrupted
         return errors
 
     def _remove(self, doomed: list[_Entry]) -> None:

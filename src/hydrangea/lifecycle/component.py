@@ -21,8 +21,17 @@ from typing import assert_never
 
 from hydrangea.lifecycle.errors import InvalidComponentError
 from hydrangea.message import Message, Role
+from hydrangea.text import check_encodable
 
-__all__ = ["AUTO_KEY_PREFIX", "Component", "LifecycleKind", "Phase", "Placement", "Stage"]
+__all__ = [
+    "AUTO_KEY_PREFIX",
+    "Component",
+    "LifecycleKind",
+    "Phase",
+    "Placement",
+    "Stage",
+    "check_tags",
+]
 
 AUTO_KEY_PREFIX = "#"
 """Keys starting with this are assigned by the lifecycle to components added without a key."""
@@ -91,6 +100,22 @@ def _placement(value: object) -> Placement:
         raise InvalidComponentError(f"placement must be one of {allowed}, got {value!r}") from None
 
 
+def check_tags(tags: object, what: str) -> frozenset[str]:
+    """``tags`` as a frozenset of non-empty, encodable strings; InvalidComponentError if not."""
+    if isinstance(tags, str):
+        raise InvalidComponentError(f"{what} must be a collection of strings, not one string")
+    if not isinstance(tags, Iterable):
+        raise InvalidComponentError(
+            f"{what} must be a collection of strings, got {type(tags).__name__}"
+        )
+    checked: set[str] = set()
+    for tag in tags:
+        if not isinstance(tag, str) or not tag:
+            raise InvalidComponentError(f"every tag must be a non-empty string, got {tag!r}")
+        checked.add(check_encodable(tag, "a tag"))
+    return frozenset(checked)
+
+
 @dataclass(frozen=True, slots=True, init=False)
 class Component:
     """A message with a lifecycle, an optional unique key and tags.
@@ -139,16 +164,19 @@ class Component:
             raise InvalidComponentError(
                 f"content must be a Message or a string, got {type(content).__name__}"
             )
-        if key is not None and (not isinstance(key, str) or not key):
-            raise InvalidComponentError(f"key must be a non-empty string, got {key!r}")
-        if isinstance(tags, str):
-            raise InvalidComponentError("tags must be a collection of strings, not one string")
-        tag_set = frozenset(tags)
-        for tag in tag_set:
-            if not isinstance(tag, str) or not tag:
-                raise InvalidComponentError(f"every tag must be a non-empty string, got {tag!r}")
+        if key is not None:
+            if not isinstance(key, str) or not key:
+                raise InvalidComponentError(f"key must be a non-empty string, got {key!r}")
+            check_encodable(key, "the component's key")
+        tag_set = check_tags(tags, "tags")
         ttl = _check_ttl(ttl, "ttl", none_ok=True)
         cadence = _check_ttl(cadence, "cadence", none_ok=True)
+        if stages is not None and (
+            isinstance(stages, str | bytes) or not isinstance(stages, Iterable)
+        ):
+            raise InvalidComponentError(
+                f"stages must be a sequence of Stage objects, got {type(stages).__name__}"
+            )
         stage_tuple = tuple(stages) if stages is not None else ()
         if stages is not None:
             _check_stages(stage_tuple, ttl, cadence, placement, cycle)

@@ -193,3 +193,23 @@ class Snapshot:
     def items(self) -> tuple[NativeContent, ...]:
         """The sealed request's items, history and overlay."""
         return self.request.items
+
+    @property
+    def history(self) -> tuple[NativeContent, ...]:
+        """The history part of the sealed request (overlay excluded), as it was when sealed."""
+        return self.request.history
+
+    @property
+    def overlay(self) -> tuple[OverlayItem, ...]:
+        """The sealed request's overlay in request order (``before`` then ``after``)."""
+        return self.request.overlay
+
+    @property
+    def overlay_keys(self) -> tuple[str, ...]:
+        """The keys of the sealed overlay's components, in request order."""
+        return self.request.overlay_keys
+
+    @property
+    def kwargs(self) -> dict[str, Any]:
+        """Keyword arguments of the SDK call for the sealed request (without ``model``)."""
+        return self.request.kwargs

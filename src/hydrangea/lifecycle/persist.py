@@ -11,12 +11,15 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Callable
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
+from hydrangea._saved import check_format
+from hydrangea.context.adapter import Adapter
 from hydrangea.context.context import Context
-from hydrangea.context.native import NativeContent
-from hydrangea.errors import HydrangeaError, SerializationError
-from hydrangea.lifecycle.component import Component, Placement, Stage
+from hydrangea.context.native import MAX_DEPTH, NativeContent, copy_json
+from hydrangea.errors import HydrangeaError, SerializationError, UnencodableTextError
+from hydrangea.lifecycle.component import AUTO_KEY_PREFIX, Component, Placement, Stage
 from hydrangea.lifecycle.history import (
     HistoryView,
     LifecycleRequest,
@@ -27,6 +30,7 @@ from hydrangea.lifecycle.history import (
 from hydrangea.lifecycle.table import Entry
 from hydrangea.lifecycle.visibility import Phase
 from hydrangea.message import Message
+from hydrangea.text import check_encodable
 
 if TYPE_CHECKING:
     from hydrangea.lifecycle.records import Renderer
@@ -35,6 +39,7 @@ if TYPE_CHECKING:
 __all__ = ["FORMAT", "component_from_json", "component_to_json", "dump", "dumps", "load", "loads"]
 
 FORMAT = "hydrangea.lifecycle"
+_PLACEMENTS = tuple(p.value for p in Placement)  # a tuple: unhashable values compare safely
 _VERSION = 1
 _BYTES = "$base64"
 
@@ -49,13 +54,19 @@ def _plain(value: object) -> object:
     return value
 
 
-def _unplain(value: object) -> object:
+def _unplain(value: object, depth: int = 0) -> object:
+    if depth > MAX_DEPTH:
+        raise SerializationError(f"a saved component nests deeper than {MAX_DEPTH} levels")
     if isinstance(value, dict):
         if set(value) == {_BYTES}:
-            return base64.b64decode(value[_BYTES])
-        return {k: _unplain(v) for k, v in value.items()}
+            encoded = value[_BYTES]
+            try:
+                return base64.b64decode(encoded, validate=True)
+            except (TypeError, ValueError) as exc:
+                raise SerializationError(f"a saved image holds invalid base64: {exc}") from exc
+        return {k: _unplain(v, depth + 1) for k, v in value.items()}
     if isinstance(value, list):
-        return [_unplain(v) for v in value]
+        return [_unplain(v, depth + 1) for v in value]
     return value
 
 
@@ -74,10 +85,25 @@ def component_to_json(component: Component) -> dict[str, Any]:
 
 
 def component_from_json(data: dict[str, Any]) -> Component:
-    """The component described by :func:`component_to_json`'s output."""
+    """The component described by :func:`component_to_json`'s output.
+
+    Raises :class:`SerializationError` for a description of the wrong shape, and the
+    library's own errors (``InvalidComponentError``, ``MessageValidationError`` ...) for one
+    that no component could have.
+    """
+    if not isinstance(data, dict) or "content" not in data:
+        raise SerializationError("a saved component must be an object with 'content'")
     message = Message.model_validate(_unplain(data["content"]))
     stages = data.get("stages")
     staged = stages is not None
+    if staged and not (
+        isinstance(stages, list)
+        and all(
+            isinstance(s, list) and len(s) == 2 and s[0] in _PLACEMENTS
+            for s in stages
+        )
+    ):
+        raise SerializationError(f"a saved component's stages are malformed: {stages!r}")
     return Component(
         message,
         key=data.get("key"),
@@ -178,10 +204,14 @@ def dumps(lc: Lifecycle) -> str:
 
 def loads(text: str, attach: Callable[[Context], Renderer | Context] | None = None) -> Lifecycle:
     """Rebuild a session from :func:`dumps`'s text; SerializationError if it is not one."""
+    if not isinstance(text, str):
+        raise SerializationError(f"a saved session is JSON text, got {type(text).__name__}")
     try:
         document: Any = json.loads(text)
     except json.JSONDecodeError as exc:
         raise SerializationError(f"not a saved lifecycle session: invalid JSON ({exc})") from exc
+    except RecursionError as exc:  # the C parser's own bound
+        raise SerializationError("not a saved lifecycle session: JSON nested too deeply") from exc
     return load(document, attach)
 
 
@@ -189,69 +219,260 @@ def load(
     document: object,
     attach: Callable[[Context], Renderer | Context] | None = None,
 ) -> Lifecycle:
-    """Rebuild a session from :func:`dump`'s document; SerializationError if it is not one."""
+    """Rebuild a session from :func:`dump`'s document; SerializationError if it is not one.
+
+    Everything is checked before the session is returned: every item (history, snapshots and
+    overlays) through the gateway's adapter, every counter and index in range, every
+    cross-reference (committed components are where the history says, snapshot views lie within
+    their segments). ``attach``'s own exceptions pass through unchanged.
+    """
     from hydrangea.lifecycle.session import Lifecycle
 
-    if not isinstance(document, dict) or document.get("format") != FORMAT:
-        raise SerializationError("not a saved lifecycle session: the 'format' field is missing")
-    if document.get("version") != _VERSION:
-        raise SerializationError(f"unsupported session version {document.get('version')!r}")
+    doc = check_format(document, FORMAT, _VERSION, "a saved lifecycle session")
     try:
-        context = Context.from_json(json.dumps(document["context"]))
-        lc = Lifecycle(context if attach is None else attach(context))
-        if lc.context is not context:
-            raise SerializationError("attach() must wrap the restored Context it is given")
-        _restore(lc, document)
-    except (KeyError, TypeError, ValueError, IndexError) as exc:
-        if isinstance(exc, HydrangeaError):
-            raise
-        raise SerializationError(f"saved lifecycle session is malformed: {exc!r}") from exc
+        context_doc = _field(doc, "context", dict)
+        context = Context.from_json(json.dumps(context_doc, ensure_ascii=True))
+        parsed = _Parsed(doc, context)
+    except SerializationError:
+        raise
+    except HydrangeaError as exc:
+        raise SerializationError(f"saved lifecycle session holds invalid data: {exc}") from exc
+    lc = Lifecycle(context if attach is None else attach(context))
+    if lc.context is not context:
+        raise SerializationError("attach() must wrap the restored Context it is given")
+    parsed.apply(lc)
     return lc
 
 
-def _restore(lc: Lifecycle, doc: dict[str, Any]) -> None:
-    table = lc._table
-    lc._episode = int(doc["episode"])
-    table.seq = int(doc["seq"])
-    for data in doc["components"]:
-        component = component_from_json(data["component"])
+# -- checked reading ---------------------------------------------------------------------------
+
+_MAX_COUNTER = 2**63 - 1
+"""Counters and indices are kept below this (they fit a signed 64-bit database column)."""
+
+
+def _bad(message: str) -> SerializationError:
+    return SerializationError(f"saved lifecycle session is malformed: {message}")
+
+
+def _field(data: dict[str, Any], name: str, kind: type, where: str = "the session") -> Any:
+    if name not in data:
+        raise _bad(f"{where} has no {name!r}")
+    value = data[name]
+    if kind is int:
+        if type(value) is not int:
+            raise _bad(f"{where}: {name!r} must be an integer, got {value!r}")
+    elif not isinstance(value, kind) or isinstance(value, bool) != (kind is bool):
+        raise _bad(f"{where}: {name!r} must be a {kind.__name__}, got {type(value).__name__}")
+    return value
+
+
+def _int(data: dict[str, Any], name: str, low: int, high: int, where: str) -> int:
+    value: int = _field(data, name, int, where)
+    if not low <= value <= high:
+        raise _bad(f"{where}: {name!r} is {value}, outside {low}..{high}")
+    return value
+
+
+def _text(data: dict[str, Any], name: str, where: str) -> str:
+    value: str = _field(data, name, str, where)
+    try:
+        return check_encodable(value, f"{where}: {name!r}")
+    except UnencodableTextError as exc:
+        raise _bad(str(exc)) from exc
+
+
+def _index(value: object, size: int, what: str) -> int:
+    if type(value) is not int or not 0 <= value < size:
+        raise _bad(f"{what} is {value!r}, not an index below {size}")
+    return value
+
+
+class _Parsed:
+    """A saved session read and checked in full, before any session object exists."""
+
+    def __init__(self, doc: dict[str, Any], context: Context) -> None:
+        self.context = context
+        adapter = context.adapter
+        self.episode = _int(doc, "episode", 0, _MAX_COUNTER, "the session")
+        self.seq = _int(doc, "seq", 0, _MAX_COUNTER, "the session")
+        self.entries = [self._entry(n, data) for n, data in enumerate(_list(doc, "components"))]
+        self._check_keys()
+        self.committed = self._committed_order(doc)
+
+        self.segments: list[Segment] = []
+        self.totals: list[int] = []
+        for n, raw_segment in enumerate(_list(doc, "segments")):
+            where = f"segment {n}"
+            seg = _object(raw_segment, where)
+            parent_ref = seg.get("parent")
+            parent = None if parent_ref is None else _index(parent_ref, n, f"{where}'s parent")
+            limit = 0 if parent is None else self.totals[parent]
+            parent_len = _int(seg, "parent_len", 0, limit, where)
+            items = [
+                _item(adapter, item, f"{where} item {i}")
+                for i, item in enumerate(_field(seg, "items", list, where))
+            ]
+            self.segments.append(
+                Segment(None if parent is None else self.segments[parent], parent_len, items)
+            )
+            self.totals.append(parent_len + len(items))
+        self.natives = [
+            tuple(
+                _item(adapter, item, f"overlay items {n}, item {i}")
+                for i, item in enumerate(_array(group, f"overlay items {n}"))
+            )
+            for n, group in enumerate(_list(doc, "natives"))
+        ]
+        self.snapshots: dict[str, Snapshot] = {}
+        for n, raw_snapshot in enumerate(_list(doc, "snapshots")):
+            where = f"snapshot {n}"
+            snap = _object(raw_snapshot, where)
+            ident = _text(snap, "id", where)
+            if not ident or ident in self.snapshots:
+                raise _bad(f"{where}: the id {ident!r} is empty or used twice")
+            trigger = _text(snap, "trigger", where)
+            self.snapshots[ident] = Snapshot(ident, trigger, self._request(snap, where))
+        last = doc.get("last")
+        self.last = None if last is None else self._request(_object(last, "last"), "last")
+        if self.last is not None and self.last.episode != self.episode - 1:
+            raise _bad(f"the latest request is of episode {self.last.episode}, not the last one")
+        if self.last is None and self.episode != 0:
+            raise _bad(f"episode {self.episode} but no latest request")
+
+    def _entry(self, n: int, data: object) -> Entry:
+        where = f"component {n}"
+        data = _object(data, where)
+        key = _text(data, "key", where)
+        auto = _field(data, "auto", bool, where)
+        seq = _int(data, "seq", 1, self.seq, where)
+        start = _int(data, "start", 0, self.episode, where)
+        if auto != (key == f"{AUTO_KEY_PREFIX}{seq}"):
+            raise _bad(f"{where}: the key {key!r} does not match auto={auto} and seq={seq}")
+        try:
+            component = component_from_json(_field(data, "component", dict, where))
+            if component.key is not None and component.key != key:
+                raise _bad(f"{where}: the component's key {component.key!r} is not {key!r}")
+            if auto and component.key is None:  # written before components carried their key
+                component = component.with_key(key)
+            natives = _convert(self.context, component.content)
+        except HydrangeaError as exc:
+            if isinstance(exc, SerializationError):
+                raise
+            raise _bad(f"{where}: {exc}") from exc
         committed = data.get("committed")
-        entry = Entry(
-            data["key"],
-            bool(data["auto"]),
-            int(data["seq"]),
-            component,
-            int(data["start"]),
-            lc._convert(component.content),
-            (int(committed[0]), int(committed[1])) if committed is not None else None,
-        )
-        table.entries[entry.key] = entry
-        if committed is None:
-            table.link(entry)
-    table.committed = [table.entries[key] for key in doc["committed_order"]]
-    segments: list[Segment] = []
-    for seg in doc["segments"]:
-        parent = None if seg["parent"] is None else segments[seg["parent"]]
-        segments.append(Segment(parent, int(seg["parent_len"]), list(seg["items"])))
-    natives = [tuple(items) for items in doc["natives"]]
-    adapter = lc.context.adapter
+        span: tuple[int, int] | None = None
+        if committed is not None:
+            if component.ephemeral:
+                raise _bad(f"{where}: an ephemeral component cannot be in the history")
+            if not isinstance(committed, list) or len(committed) != 2:
+                raise _bad(f"{where}: 'committed' must be [begin, end], got {committed!r}")
+            size = len(self.context)
+            begin = _index(committed[0], size, f"{where}: the committed begin")
+            end = committed[1]
+            if type(end) is not int or end != begin + len(natives) or end > size:
+                raise _bad(f"{where}: 'committed' {committed!r} does not fit the history")
+            if tuple(self.context[begin:end]) != natives:
+                raise _bad(f"{where}: the history at {begin}..{end} is not this component")
+            span = (begin, end)
+        return Entry(key, auto, seq, component, start, natives, span)
 
-    def overlay(data: list[dict[str, Any]]) -> tuple[OverlayItem, ...]:
-        return tuple(
-            OverlayItem(o["key"], Phase(Placement(o["placement"]), o["stage"]), natives[o["items"]])
-            for o in data
-        )
+    def _check_keys(self) -> None:
+        keys = [e.key for e in self.entries]
+        if len(set(keys)) != len(keys):
+            raise _bad("two components share a key")
+        seqs = [e.seq for e in self.entries]
+        if len(set(seqs)) != len(seqs):
+            raise _bad("two components share a sequence number")
 
-    def request(data: dict[str, Any]) -> LifecycleRequest:
+    def _committed_order(self, doc: dict[str, Any]) -> list[Entry]:
+        by_key = {e.key: e for e in self.entries}
+        order = _list(doc, "committed_order")
+        if not all(isinstance(key, str) and key in by_key for key in order):
+            raise _bad("'committed_order' names a component that does not exist")
+        committed = [by_key[key] for key in order]
+        expected = [e for e in self.entries if e.committed is not None]
+        if len(committed) != len(set(order)) or {id(e) for e in committed} != {
+            id(e) for e in expected
+        }:
+            raise _bad("'committed_order' does not list exactly the committed components")
+        spans = [e.committed for e in committed if e.committed is not None]
+        if any(a[1] > b[0] for a, b in pairwise(spans)):
+            raise _bad("'committed_order' is not the order of the components in the history")
+        return committed
+
+    def _request(self, data: dict[str, Any], where: str) -> LifecycleRequest:
+        episode = _int(data, "episode", -1, self.episode - 1, where)
+        segment = _index(data.get("segment"), len(self.segments), f"{where}: the segment")
+        length = _int(data, "length", 0, self.totals[segment], where)
+        anchor = _int(data, "anchor", 0, length, where)
         return LifecycleRequest(
-            int(data["episode"]),
-            HistoryView(segments[data["segment"]], int(data["length"])),
-            int(data["anchor"]),
-            overlay(data["before"]),
-            overlay(data["after"]),
-            adapter,
+            episode,
+            HistoryView(self.segments[segment], length),
+            anchor,
+            self._overlay(data, "before", where),
+            self._overlay(data, "after", where),
+            self.context.adapter,
         )
 
-    for snap in doc["snapshots"]:
-        lc._snapshots[snap["id"]] = Snapshot(snap["id"], str(snap["trigger"]), request(snap))
-    lc._last = None if doc.get("last") is None else request(doc["last"])
+    def _overlay(self, data: dict[str, Any], name: str, where: str) -> tuple[OverlayItem, ...]:
+        out: list[OverlayItem] = []
+        for n, raw_item in enumerate(_field(data, name, list, where)):
+            at = f"{where}: {name} {n}"
+            item = _object(raw_item, at)
+            key = _text(item, "key", at)
+            placement = item.get("placement")
+            if placement not in _PLACEMENTS:
+                raise _bad(f"{at}: unknown placement {placement!r}")
+            stage = item.get("stage")
+            if stage is not None and (type(stage) is not int or not 0 <= stage <= _MAX_COUNTER):
+                raise _bad(f"{at}: stage {stage!r} is not a stage index")
+            natives = self.natives[_index(item.get("items"), len(self.natives), f"{at}: items")]
+            out.append(OverlayItem(key, Phase(Placement(placement), stage), natives))
+        return tuple(out)
+
+    def apply(self, lc: Lifecycle) -> None:
+        """Install what was read into a new session attached to the restored Context."""
+        table = lc._table
+        lc._episode = self.episode
+        table.seq = self.seq
+        for entry in self.entries:
+            table.entries[entry.key] = entry
+            if entry.committed is None:
+                table.link(entry)
+        table.committed = self.committed
+        lc._snapshots.update(self.snapshots)
+        lc._last = self.last
+
+
+def _list(doc: dict[str, Any], name: str) -> list[Any]:
+    value: list[Any] = _field(doc, name, list)
+    return value
+
+
+def _object(value: object, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise _bad(f"{where} must be an object, got {type(value).__name__}")
+    return value
+
+
+def _array(value: object, where: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise _bad(f"{where} must be a list, got {type(value).__name__}")
+    return value
+
+
+def _item(adapter: Adapter, item: object, where: str) -> NativeContent:
+    try:
+        copied = copy_json(item, where)
+        adapter.validate(copied)
+    except HydrangeaError as exc:
+        raise _bad(str(exc)) from exc
+    return copied
+
+
+def _convert(context: Context, message: Message) -> tuple[NativeContent, ...]:
+    adapter = context.adapter
+    natives = adapter.from_message(message)
+    for item in natives:
+        adapter.validate(item)
+    return tuple(natives)

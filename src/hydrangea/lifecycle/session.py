@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Literal, Protocol, assert_never, runtime_checkable
 
+from hydrangea._saved import read_text_checked, write_text_atomic
 from hydrangea.context.caching import AnthropicCaching
 from hydrangea.context.context import Context
 from hydrangea.context.native import NativeContent
@@ -130,7 +131,7 @@ class Lifecycle:
         return SnapshotHistory(self._snapshots)
 
     def __contains__(self, key: object) -> bool:
-        return key in self._table.entries
+        return isinstance(key, str) and key in self._table.entries
 
     def __len__(self) -> int:
         return len(self._table.entries)
@@ -167,7 +168,9 @@ class Lifecycle:
     def add(self, component: Component, *, replace: bool = False) -> str:
         """Add ``component``; it starts at the next render. Returns its key.
 
-        A component without a key gets one starting with ``#``. A taken key raises
+        A component without a key gets one starting with ``#``: ``add()`` returns it, and the
+        stored component carries it (``get(key).key``, ``get_by_tags(...)[n].key``), so a
+        component found by its tags can be updated or deleted. A taken key raises
         :class:`~hydrangea.lifecycle.DuplicateKeyError` unless ``replace=True``: the new
         component then takes the old one's place in the overlay order and its schedule starts
         afresh.
@@ -176,9 +179,12 @@ class Lifecycle:
             raise InvalidComponentError(f"expected a Component, got {type(component).__name__}")
         key = component.key
         if key is not None and key.startswith(AUTO_KEY_PREFIX):
-            raise InvalidComponentError(
-                f"keys starting with {AUTO_KEY_PREFIX!r} are assigned by the lifecycle: {key!r}"
-            )
+            entry = self._table.entries.get(key)
+            if not (replace and entry is not None and entry.auto):
+                raise InvalidComponentError(
+                    f"keys starting with {AUTO_KEY_PREFIX!r} are assigned by the lifecycle: "
+                    f"{key!r} (an assigned key can only be used to replace its component)"
+                )
         natives = self._convert(component.content)
         return self._table.put(component, natives, self._episode, replace=replace)
 
@@ -225,14 +231,23 @@ class Lifecycle:
     def render(self) -> LifecycleRequest:
         """Run one episode: the CoopContext's render, permanent appends, then the overlay.
 
-        If the CoopContext's render raises, the episode does not advance. The lifecycle's own
-        work is O(live components + new items); it never walks the whole history.
+        If the CoopContext's render raises (any exception, ``KeyboardInterrupt`` included), the
+        episode does not advance; a permanent component that a collection of that render
+        detached is taken back to the waiting ones (``states()`` shows it uncommitted) and is
+        appended again by the next render that succeeds, also after a save and a load. The
+        lifecycle's own work is O(live components + new items); it never walks the whole
+        history.
         """
         if self._rendering:
             raise ContextStateError("Lifecycle.render() called while it is already rendering")
         self._rendering = True
         try:
-            return self._finish_episode(self._renderer.render())
+            try:
+                context = self._renderer.render()
+            except BaseException:
+                self._take_back_detached()
+                raise
+            return self._finish_episode(context)
         finally:
             self._rendering = False
 
@@ -247,19 +262,21 @@ class Lifecycle:
         self._rendering = True
         try:
             renderer = self._renderer
-            if isinstance(renderer, _AsyncRenderer):
-                return self._finish_episode(await renderer.arender())
-            return self._finish_episode(renderer.render())
+            try:
+                if isinstance(renderer, _AsyncRenderer):
+                    context = await renderer.arender()
+                else:
+                    context = renderer.render()
+            except BaseException:  # cancellation included: the episode does not advance
+                self._take_back_detached()
+                raise
+            return self._finish_episode(context)
         finally:
             self._rendering = False
 
     def _finish_episode(self, context: Context) -> LifecycleRequest:
         """The lifecycle's part of an episode, once the renderer has rendered ``context``."""
-        detached_from = self._log.sync(context)
-        if detached_from is not None:
-            self._earlier = tuple(n for n in self._earlier if n <= detached_from)
-            self._boundaries = {n: m for n, m in self._boundaries.items() if n <= detached_from}
-            self._restore(context, detached_from)
+        self._take_back_detached()
         for entry in self._table.pending.values():
             self._commit(context, entry)
         self._table.pending.clear()
@@ -312,15 +329,19 @@ class Lifecycle:
         return loads(text, attach)
 
     def save(self, path: str | Path) -> None:
-        """Write :meth:`to_json` to ``path`` (UTF-8)."""
-        Path(path).write_text(self.to_json(), encoding="utf-8")
+        """Write :meth:`to_json` to ``path`` (UTF-8), atomically.
+
+        A temporary file in the same folder is written, flushed to disk and renamed over
+        ``path``: a save that fails, or a crash in the middle, leaves the previous file intact.
+        """
+        write_text_atomic(path, self.to_json(), "the lifecycle session")
 
     @classmethod
     def load(
         cls, path: str | Path, attach: Callable[[Context], Renderer | Context] | None = None
     ) -> Lifecycle:
         """Read a session saved with :meth:`save` (see :meth:`from_json`)."""
-        return cls.from_json(Path(path).read_text(encoding="utf-8"), attach)
+        return cls.from_json(read_text_checked(path, "lifecycle session"), attach)
 
     # -- internals ---------------------------------------------------------------------------
 
@@ -337,18 +358,27 @@ class Lifecycle:
         entry.committed = (begin, len(context))
         self._table.committed.append(entry)
 
-    def _restore(self, context: Context, detached_from: int) -> None:
+    def _take_back_detached(self) -> None:
+        """Catch up with the Context; permanent components a detach removed wait again.
+
+        They go back to the pending table (in their original order: committed entries are in
+        ``seq`` order), so the next successful render appends them after the areas' output.
+        """
+        detached_from = self._log.sync(self.context)
+        if detached_from is None:
+            return
+        self._earlier = tuple(n for n in self._earlier if n <= detached_from)
+        self._boundaries = {n: m for n, m in self._boundaries.items() if n <= detached_from}
         committed = self._table.committed
-        lost: list[Entry] = []
         while committed:
             last = committed[-1]
             assert last.committed is not None
-            if last.committed[0] < detached_from:
+            if last.committed[1] <= detached_from:  # wholly before the detach: still there
                 break
-            lost.append(committed.pop())
-        for entry in reversed(lost):
-            _log.debug("re-appending permanent component %r after a collection", entry.key)
-            self._commit(context, entry)
+            committed.pop()
+            _log.debug("permanent component %r was detached; it will be appended again", last.key)
+            last.committed = None
+            self._table.link(last)
 
     def _overlay(self, episode: int) -> LifecycleRequest:
         before: list[OverlayItem] = []
@@ -361,6 +391,9 @@ class Lifecycle:
                 if next_change(entry.component, offset) is None:
                     gone.append(entry.key)
                 continue
+            change = next_change(entry.component, offset)
+            if change is not None and change.final and change.at == offset + 1:
+                gone.append(entry.key)  # last visible episode: the key is free after it
             item = entry.shown.get(phase)
             if item is None:
                 item = entry.shown[phase] = OverlayItem(entry.key, phase, entry.natives)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from hydrangea.context.native import NativeContent
-from hydrangea.lifecycle.component import AUTO_KEY_PREFIX, Component, Phase
+from hydrangea.lifecycle.component import AUTO_KEY_PREFIX, Component, Phase, check_tags
 from hydrangea.lifecycle.errors import (
     ComponentNotFoundError,
     DuplicateKeyError,
@@ -59,6 +59,8 @@ class ComponentTable:
 
     def get(self, key: str) -> Entry:
         """The entry under ``key``; :class:`ComponentNotFoundError` if there is none."""
+        if not isinstance(key, str):
+            raise ComponentNotFoundError(f"keys are strings; no component has the key {key!r}")
         try:
             return self.entries[key]
         except KeyError:
@@ -66,9 +68,11 @@ class ComponentTable:
 
     def by_tags(self, tags: Iterable[str], match: Literal["any", "all"]) -> list[Component]:
         """Components carrying any or all of ``tags``, in insertion order."""
-        wanted = frozenset([tags] if isinstance(tags, str) else tags)
+        wanted = check_tags([tags] if isinstance(tags, str) else tags, "get_by_tags's tags")
         if not wanted:
             raise InvalidComponentError("get_by_tags needs at least one tag")
+        if match not in ("any", "all"):
+            raise InvalidComponentError(f"match must be 'any' or 'all', got {match!r}")
         found: list[Component] = []
         for entry in self.entries.values():
             tags_of = entry.component.tags
@@ -92,7 +96,10 @@ class ComponentTable:
         replace: bool,
     ) -> str:
         """Add ``component`` (already converted to ``natives``) starting at episode ``start``;
-        return its key (see :meth:`Lifecycle.add <hydrangea.lifecycle.Lifecycle.add>`)."""
+        return its key (see :meth:`Lifecycle.add <hydrangea.lifecycle.Lifecycle.add>`).
+
+        A component added without a key is stored with the key it was given, so the component
+        that :meth:`get` and :meth:`by_tags` return names its own key."""
         key = component.key
         old = self.entries.get(key) if key is not None else None
         if old is not None:
@@ -106,9 +113,10 @@ class ComponentTable:
         else:
             self.seq += 1
             seq = self.seq
-        auto = key is None
+        auto = key is None if old is None else old.auto
         if key is None:
             key = f"{AUTO_KEY_PREFIX}{seq}"
+            component = component.with_key(key)  # so get(), get_by_tags() and states() tell it
         entry = Entry(key, auto, seq, component, start, natives)
         self.entries[key] = entry
         self.link(entry)

@@ -23,6 +23,7 @@ from types import TracebackType
 from typing import Any, TypeVar
 
 from hydrangea.asof.items import ContextItem
+from hydrangea.asof.records import checked_record, lookup_id
 from hydrangea.errors import (
     DuplicateItemError,
     HydrangeaError,
@@ -237,6 +238,7 @@ class PostgresRecordStore:
     def put(self, item: ContextItem) -> None:
         """Store ``item``; a no-op if the identical item is stored, DuplicateItemError if a
         different one is."""
+        item = checked_record(item)
         body = item.model_dump_json()
         with self._tx(f"store record {item.item_id!r}") as conn:
             inserted = conn.execute(
@@ -255,6 +257,8 @@ class PostgresRecordStore:
 
     def get(self, item_id: str) -> ContextItem | None:
         """The record under ``item_id``, or ``None`` if there is none."""
+        if lookup_id(item_id) is None:
+            return None
         with self._tx(f"read record {item_id!r}", read_only=True) as conn:
             row = conn.execute("SELECT body::text FROM hydrangea_records WHERE item_id = %s",
                                (item_id,)).fetchone()
@@ -268,7 +272,7 @@ class PostgresRecordStore:
         return found
 
     def __contains__(self, item_id: object) -> bool:
-        if not isinstance(item_id, str):
+        if not isinstance(item_id, str) or lookup_id(item_id) is None:
             return False
         with self._tx("look up a record", read_only=True) as conn:
             row = conn.execute("SELECT 1 FROM hydrangea_records WHERE item_id = %s",
