@@ -26,9 +26,10 @@ sums, so the first state that fits is found by a binary search per stage. The se
 renders it and counts the exact messages, and corrects its room by what the count showed in
 both directions; it keeps the earliest state known to fit, brackets the answer between a state
 known to overflow and one known to fit, stops once a fitting render leaves less than 1/256 of
-the budget unused, and renders at most :data:`MAX_ATTEMPTS` states. The last state (every item
-counted by the index line) is known to fit before the search starts, so a build never comes out
-empty when any state fits.
+the budget unused, and renders at most :data:`MAX_ATTEMPTS` states. No item is left to the
+index line unless the state of bare pointers was rendered and overflowed (its estimate may be
+off). The last state (every item counted by the index line) is known to fit before the search
+starts, so a build never comes out empty when any state fits.
 """
 
 from __future__ import annotations
