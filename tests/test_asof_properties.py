@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, timedelta, timezone
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from hydrangea.asof import (
@@ -221,8 +221,17 @@ def test_builds_hold_every_invariant_with_the_exact_counter(spec: Spec) -> None:
     check(spec, counter, counter)
 
 
+# Found by hypothesis: the search halved its bracket past the all-pointer state (252 of 256)
+# and left two items to the index line without rendering it.
+_HALVED_PAST_POINTERS = Spec([], [
+    ContextItem.outside(ItemKind.SYSTEM, "", item_id=item_id, origin="¤", published_at=AS_OF)
+    for item_id in ("u0:¤", "u3:¤¤¤¤", "u5:¤¤¤␛", "u7:¤␛", "u8:¤¤␛")
+], [], 256)
+
+
 @settings(max_examples=25)
 @given(specs())
+@example(_HALVED_PAST_POINTERS)
 def test_builds_hold_every_invariant_with_a_lumpy_counter(spec: Spec) -> None:
     check(spec, LumpyCounter(), LumpyCounter())
 
@@ -242,8 +251,22 @@ class SizedSummarizer:
         )
 
 
+# Found by hypothesis: a custom summarizer's section headings were priced into the bare
+# pointer states, so four pointers that fit exactly (93 of 93) were all left to the index line.
+_TIGHT_POINTERS = Spec([], [
+    ContextItem.outside(ItemKind.SYSTEM, "", item_id=item_id, origin="¤",
+                        published_at=AS_OF - timedelta(seconds=1))
+    for item_id in ("u0:¤", "u1:¤¤", "u2:¤¤¤", "u3:␛")
+], [], 93)
+
+
 @settings(max_examples=25)
 @given(specs(), st.sampled_from([0, 1, 40]), st.booleans())
+@example(_TIGHT_POINTERS, 0, False)
+@example(Spec(  # found by hypothesis: the search stopped at the last state without trying 3
+    [ContextItem.harness(ItemKind.SYSTEM, "a" * 21, item_id="h0")],
+    [ContextItem.outside(ItemKind.SYSTEM, "Sentence. " * 14, item_id="u0:¤", origin="¤¤",
+                         published_at=AS_OF)], [], 182), 40, True)
 def test_builds_hold_every_invariant_with_a_custom_summarizer(
     spec: Spec, words: int, lumpy: bool
 ) -> None:

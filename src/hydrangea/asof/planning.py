@@ -26,9 +26,10 @@ sums, so the first state that fits is found by a binary search per stage. The se
 renders it and counts the exact messages, and corrects its room by what the count showed in
 both directions; it keeps the earliest state known to fit, brackets the answer between a state
 known to overflow and one known to fit, stops once a fitting render leaves less than 1/256 of
-the budget unused, and renders at most :data:`MAX_ATTEMPTS` states. The last state (every item
-counted by the index line) is known to fit before the search starts, so a build never comes out
-empty when any state fits.
+the budget unused, and renders at most :data:`MAX_ATTEMPTS` states. No item is left to the
+index line unless the state of bare pointers was rendered and overflowed (its estimate may be
+off). The last state (every item counted by the index line) is known to fit before the search
+starts, so a build never comes out empty when any state fits.
 """
 
 from __future__ import annotations
@@ -141,6 +142,7 @@ class Planner:
         "_per",
         "_prefix",
         "_records",
+        "_sections",
         "_seen",
         "_stages",
         "_taken",
@@ -240,10 +242,12 @@ class Planner:
             kind=ItemKind.SUMMARY.value, published=longest,
         )
         general = any(i.summary is not None for i in order) or self._extractive is None
-        sections = "facts:\ndecisions:\nopen questions:\n" if general else ""
+        # Section headings come only with notes (a model's writing, a carried summary's
+        # entries): a state of bare pointers has none, so they are priced apart.
+        self._sections = measure("facts:\ndecisions:\nopen questions:\n") if general else 0
         summary = (
             measure(f"{MARK}{PLACEHOLDER_NONCE}{frame}{SEPARATOR}")
-            + measure(summary_overhead(noted=True, bare=True) + sections)
+            + measure(summary_overhead(noted=True, bare=True))
             + measure(heading(10 ** len(str(len(order))))) - measure(heading(10))
         )
         fence_cost = measure(notice(PLACEHOLDER_NONCE, _PLACEHOLDER_END) + SEPARATOR) + measure(
@@ -321,11 +325,14 @@ class Planner:
         stage = self._stages[number]
         cut = stage.start + b
         lower, upper = prefix[stage.lower], prefix[stage.upper]
+        noted = (b > 0 and stage.lower > Level.POINTER) or (
+            cut < stage.stop and stage.upper < Level.FULL
+        )
         return (
             prefix[Level.POINTER][stage.start]
             + lower[cut] - lower[stage.start] + upper[stage.stop] - upper[cut]
             + prefix[Level.FULL][n] - prefix[Level.FULL][stage.stop]
-            + fence_cost + summary
+            + fence_cost + summary + (self._sections if noted else 0)
         )
 
     def first_fit(self, available: int) -> int:
@@ -359,14 +366,23 @@ class Planner:
         available = int(start_room * per)
         low, high = 0, self.states  # state 0 is known to overflow, the last one to fit
         best: Candidate | None = None
+        # Every item a bare pointer: the last state naming them all. No item is left to the
+        # index line before this state is rendered and known to overflow (estimates can be too
+        # pessimistic, e.g. a custom summarizer's sections, which pointer-only states lack).
+        pointers = self.states - len(self.order)
         state = self.first_fit(available)
-        for _ in range(MAX_ATTEMPTS):
-            if state >= high:
+        for attempt in range(MAX_ATTEMPTS):
+            untried = low < pointers < high and pointers not in self._seen
+            if untried and (state > pointers or (best is None and attempt == MAX_ATTEMPTS - 1)):
+                state = pointers
+            elif state >= high:
                 break  # nothing before the earliest state known to fit is expected to fit
-            if state <= low:  # the estimate was too hopeful: halve the bracket instead
+            elif state <= low:  # the estimate was too hopeful: halve the bracket instead
                 state = (low + high) // 2
                 if state == low:
                     break
+                if untried and state > pointers:
+                    state = pointers
             candidate = yield from self.render(state)
             if candidate.tokens <= budget:
                 high, best = state, candidate
