@@ -370,3 +370,47 @@ def test_requests_from_any_sequence_pass_the_sdk_check(steps: list[list[Any]]) -
 def test_the_sdk_check_rejects_wrong_shapes(kwargs: dict[str, Any]) -> None:
     with pytest.raises((AssertionError, ValueError)):
         check_gemini.validate(kwargs)
+
+
+def test_request_merges_the_callers_config_object() -> None:
+    from google.genai import types
+
+    context = Context(GW)
+    context.emplace_message(Message(role=Role.system, content="Be terse."))
+    context.emplace_message(Message(role=Role.user, content="hi"))
+    mine = types.GenerateContentConfig(temperature=0.5, system_instruction="Travel agent.")
+    kwargs = context.request(config=mine)
+    merged = kwargs["config"]
+    assert isinstance(merged, types.GenerateContentConfig) and merged.temperature == 0.5
+    assert merged.system_instruction == types.Content(
+        parts=[types.Part(text="Travel agent."), types.Part(text="Be terse.")]
+    )
+    assert mine.system_instruction == "Travel agent."  # the caller's object is not changed
+    assert set(kwargs) == {"contents", "config"}
+    assert context.request(config=None)["config"] == {
+        "system_instruction": {"parts": [{"text": "Be terse."}]}
+    }
+
+
+def test_parallel_id_less_calls_answered_by_function_name() -> None:
+    """Issue 11: three id-less calls of one name (the real shape, signature on the first),
+    answered with ToolResultPart(call_id=<function name>): each call gets its own result, in
+    order, and nothing turns into an error notice or orphan text."""
+    context = Context(GW)
+    context.emplace_message(Message(role=Role.user, content="Three topics, please."))
+    first = {"functionCall": {"name": "topic", "args": {}}, "thoughtSignature": SIG}
+    later = {"functionCall": {"name": "topic", "args": {}}}
+    body = {"candidates": [{"content": {"role": "model", "parts": [first, later, later]}}]}
+    context.push_back(body)
+    answers = tuple(ToolResultPart(call_id="topic", content=t) for t in ("cars", "owls", "tea"))
+    context.emplace_message(Message(role=Role.user, content=answers))
+    contents = context.request()["contents"]
+    assert contents[1]["parts"][0]["thought_signature"] == SIG
+    responses = [part["function_response"] for part in contents[2]["parts"]]
+    assert responses == [
+        {"name": "topic", "response": {"output": text}} for text in ("cars", "owls", "tea")
+    ]
+    sent = json.dumps(contents)
+    assert ORPHAN_CALL_NOTICE not in sent and "[tool result" not in sent
+    read = [p for m in context.messages() for p in m.parts if isinstance(p, ToolCallPart)]
+    assert [call.id for call in read] == ["topic#1", "topic#2", "topic#3"]

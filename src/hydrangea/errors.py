@@ -15,6 +15,7 @@ The tree::
     │   └── InputTooDeepError                    input nested deeper than the library reads
     ├── UnsupportedContentError (ValueError)     a Message the gateway cannot express
     ├── InvalidMessageError (TypeError)          something that is not a Message where one belongs
+    ├── RequestOptionError (TypeError)           a caller's request keyword that cannot be merged
     ├── UnencodableTextError (ValueError)        text that cannot be stored (a lone surrogate)
     ├── CachingError (ValueError)                prompt-caching settings or markers that conflict
     ├── SerializationError (ValueError)          a saved file that cannot be read back
@@ -97,6 +98,7 @@ __all__ = [
     "PermanentComponentError",
     "RecordNotFoundError",
     "RecordStoreError",
+    "RequestOptionError",
     "SchemaVersionError",
     "SelectorError",
     "SerializationError",
@@ -164,6 +166,11 @@ class UnsupportedContentError(HydrangeaError, ValueError):
 class InvalidMessageError(HydrangeaError, TypeError):
     """Something that is not a :class:`~hydrangea.message.Message` (or a part) where one belongs,
     or a Message whose fields fail validation."""
+
+
+class RequestOptionError(HydrangeaError, TypeError):
+    """A keyword argument given to ``Context.request()`` that cannot be merged with what the
+    Context builds (the history itself, or a value of the wrong type)."""
 
 
 class UnencodableTextError(HydrangeaError, ValueError):

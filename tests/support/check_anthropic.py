@@ -3,8 +3,8 @@
 ``validate(kwargs)`` raises ``AssertionError`` (or pydantic's ``ValidationError``) when the
 keyword arguments built for ``client.messages.create`` would not be accepted:
 
-* every message validates as ``anthropic.types.MessageParam`` and ``system`` as a list of
-  ``TextBlockParam``, with the lazily validated iterables forced and no key silently dropped;
+* every message validates as ``anthropic.types.beta.BetaMessageParam`` and ``system`` as a list
+  of ``BetaTextBlockParam``, with the lazily validated iterables forced and no key silently dropped;
 * the rules the types cannot express: only user/assistant roles, first message from the user,
   thinking and tool_use only from the assistant, tool_result only from the user, and every
   assistant turn's tool_use ids answered exactly, first thing, in the very next user turn.
@@ -30,9 +30,11 @@ _ASSISTANT_ONLY = {"thinking", "redacted_thinking", "tool_use", "server_tool_use
 
 @cache
 def _adapters() -> tuple[TypeAdapter[Any], TypeAdapter[Any]]:
-    from anthropic.types import MessageParam, TextBlockParam
+    # the beta param types: a superset that also knows the beta blocks the API returns
+    # (mcp_tool_use, compaction, advisor_tool_result, ...) and takes back
+    from anthropic.types.beta import BetaMessageParam, BetaTextBlockParam
 
-    return TypeAdapter(MessageParam), TypeAdapter(list[TextBlockParam])
+    return TypeAdapter(BetaMessageParam), TypeAdapter(list[BetaTextBlockParam])
 
 
 def _materialise(value: object) -> object:

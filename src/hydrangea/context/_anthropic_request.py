@@ -24,7 +24,7 @@ Items are otherwise sent exactly as stored: unchanged turns are copies of their 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from hydrangea.context._turns import (
@@ -36,15 +36,19 @@ from hydrangea.context._turns import (
 )
 from hydrangea.context.adapter import ORPHAN_CALL_NOTICE
 from hydrangea.context.native import NativeContent
+from hydrangea.context.pairing import Pairing, Site
 
 __all__ = ["LEADING_USER_PLACEHOLDER", "SYSTEM_NOTICE_PREFIX", "build_anthropic_request"]
 
 
-def build_anthropic_request(items: Sequence[NativeContent]) -> dict[str, Any]:
-    """The keyword arguments (``messages`` and, if any, ``system``) for ``items``."""
+def build_anthropic_request(
+    items: Sequence[NativeContent], pairing_of: Callable[[Sequence[NativeContent]], Pairing]
+) -> dict[str, Any]:
+    """The keyword arguments (``messages`` and, if any, ``system``) for ``items``;
+    ``pairing_of`` is the adapter's pairing (:meth:`Adapter.pairing`)."""
     system, rest = split_leading_system(items, lambda item: _as_blocks(item["content"]))
     turns = [_turn_of(item) for item in rest]
-    answers = _pair_calls(turns)
+    answers = _pair_calls(turns, pairing_of)
     messages = emit_turns(turns, answers, key="content", orphan=_orphan_result_blocks)
     if messages and messages[0]["role"] == "assistant":
         placeholder = {"type": "text", "text": LEADING_USER_PLACEHOLDER}
@@ -69,53 +73,42 @@ def _turn_of(item: dict[str, Any]) -> Turn:
     return Turn(item["role"], _as_blocks(item["content"]), item)
 
 
-def _pair_calls(turns: list[Turn]) -> dict[int, list[dict[str, Any]]]:
-    """For each assistant turn with calls: the result blocks that answer it, in order.
+def _pair_calls(
+    turns: list[Turn], pairing_of: Callable[[Sequence[NativeContent]], Pairing]
+) -> dict[int, list[dict[str, Any]]]:
+    """For each assistant turn with calls: the result blocks that answer it.
 
-    Marks moved results on their source turns and unanswered-call-free results as orphans.
+    The pairing engine decides who answers whom; here the answers are laid out (results in
+    stored order, then an error result per unanswered call), moved results marked on their
+    source turns and orphan results marked for conversion to text.
     """
-    pending: dict[str, list[tuple[int, int]]] = {}
-    for t, turn in enumerate(turns):
-        if turn.role != "user":
-            continue
-        for b, block in enumerate(turn.parts):
-            if block.get("type") == "tool_result":
-                pending.setdefault(block["tool_use_id"], []).append((t, b))
+    pairing = pairing_of([{"role": turn.role, "content": turn.parts} for turn in turns])
+    found: dict[int, list[Site]] = {}
+    missing: dict[int, list[str]] = {}
+    for (t, slot), _, ident in pairing.calls:
+        result = pairing.answer.get((t, slot))
+        if result is None:
+            missing.setdefault(t, []).append(ident)
+        else:
+            found.setdefault(t, []).append(result)
     answers: dict[int, list[dict[str, Any]]] = {}
-    for t, turn in enumerate(turns):
-        if turn.role != "assistant":
-            continue
-        found: list[tuple[int, int]] = []
-        missing: list[str] = []
-        for block in turn.parts:
-            if block.get("type") != "tool_use":
-                continue
-            queue = pending.get(block["id"], [])
-            later = next((pos for pos in queue if pos[0] > t), None)
-            if later is None:
-                missing.append(block["id"])
-                continue
-            queue.remove(later)
-            found.append(later)
-        if not found and not missing:
-            continue
-        found.sort()
-        result_blocks = [turns[src].parts[b] for src, b in found]
-        for src, b in found:
+    for t in sorted(found.keys() | missing.keys()):
+        positions = sorted(found.get(t, []))
+        blocks = [turns[src].parts[b] for src, b in positions]
+        for src, b in positions:
             turns[src].moved.add(b)
-        for call_id in missing:
-            result_blocks.append(
-                {
-                    "type": "tool_result",
-                    "tool_use_id": call_id,
-                    "content": ORPHAN_CALL_NOTICE,
-                    "is_error": True,
-                }
-            )
-        answers[t] = result_blocks
-    for queue in pending.values():
-        for t, b in queue:
-            turns[t].orphans.add(b)
+        blocks.extend(
+            {
+                "type": "tool_result",
+                "tool_use_id": call_id,
+                "content": ORPHAN_CALL_NOTICE,
+                "is_error": True,
+            }
+            for call_id in missing.get(t, [])
+        )
+        answers[t] = blocks
+    for t, b in pairing.orphans:
+        turns[t].orphans.add(b)
     return answers
 
 

@@ -3,14 +3,16 @@
 The rules, all deterministic (same items, same request) and none of them touching stored items:
 
 * The leading run of system pseudo-items becomes ``config={"system_instruction": {"parts":
-  [...]}}``. A system item later in the conversation stays where it is, as a user text part
-  reading ``"[system] <text>"``: moving it to the top would change the cached prefix.
+  [...]}}``, merged into the caller's own ``config`` when one is passed (:func:`merge_config`).
+  A system item later in the conversation stays where it is, as a user text part reading
+  ``"[system] <text>"``: moving it to the top would change the cached prefix.
 * Every ``function_call`` of a model turn is answered by a ``function_response`` in the user turn
   right after it, responses first and in call order (the API wants one response per call there).
-  The response for a call is the first later response with the same ``id`` (or, when the
-  response has no id, the same ``name``); it is moved there if it sits further down, and its
-  ``name`` is filled in from the call when missing (the API needs it). A call with no response
-  gets ``{"error": ORPHAN_CALL_NOTICE}``.
+  Which response answers which call is the pairing engine's decision
+  (:mod:`hydrangea.context.pairing`: by id, else by function name in call order, and by the
+  stable id ``"<name>#<n>"`` of an id-less call); the response is moved there if it sits further
+  down, and carries its call's ``name`` and ``id`` (no ``id`` for an id-less call). A call with
+  no response gets ``{"error": ORPHAN_CALL_NOTICE}``.
 * A ``function_response`` that answers no earlier call becomes text, ``"[tool result <id>] ..."``.
 * Consecutive turns of one role are merged into one turn (Gemini wants user and model turns to
   alternate); parts keep their order, so thought signatures stay on their own parts.
@@ -21,8 +23,10 @@ The rules, all deterministic (same items, same request) and none of them touchin
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
+
+from pydantic import TypeAdapter
 
 from hydrangea.context._turns import (
     LEADING_USER_PLACEHOLDER,
@@ -33,29 +37,87 @@ from hydrangea.context._turns import (
 )
 from hydrangea.context.adapter import ORPHAN_CALL_NOTICE
 from hydrangea.context.native import NativeContent
+from hydrangea.context.pairing import Pairing
+from hydrangea.errors import RequestOptionError
 
 __all__ = [
     "LEADING_USER_PLACEHOLDER",
     "SYSTEM_NOTICE_PREFIX",
     "build_gemini_request",
+    "merge_config",
     "response_text",
 ]
 
 
-def build_gemini_request(items: Sequence[NativeContent]) -> dict[str, Any]:
-    """The keyword arguments (``contents`` and, if any, ``config``) for ``items``."""
+def build_gemini_request(
+    items: Sequence[NativeContent],
+    pairing_of: Callable[[Sequence[NativeContent]], Pairing],
+    *,
+    config: object = None,
+) -> dict[str, Any]:
+    """The keyword arguments (``contents`` and, if any, ``config``) for ``items``.
+
+    ``pairing_of`` is the adapter's pairing; ``config`` the caller's own config to merge into.
+    """
     system, rest = split_leading_system(items, lambda item: list(item["parts"]))
     turns = [_turn_of(item) for item in rest]
-    answers = _pair_calls(turns)
+    answers = _pair_calls(turns, pairing_of)
     contents = _merge(
         emit_turns(turns, answers, key="parts", orphan=lambda part: [_orphan_response_text(part)])
     )
     if contents and contents[0]["role"] == "model":
         contents.insert(0, {"role": "user", "parts": [{"text": LEADING_USER_PLACEHOLDER}]})
     request: dict[str, Any] = {"contents": contents}
-    if system:
-        request["config"] = {"system_instruction": {"parts": system}}
+    merged = merge_config(config, system)
+    if merged is not None:
+        request["config"] = merged
     return request
+
+
+def merge_config(config: object, system: list[dict[str, Any]]) -> object:
+    """The caller's ``config`` with the Context's system parts in its ``system_instruction``.
+
+    ``config`` is ``None``, a dict, or a ``GenerateContentConfig`` (any pydantic model with
+    ``model_copy``); it is never changed in place. The Context's system parts come after the
+    caller's own instruction (a string, a Content or a list of parts). A config object stays
+    an object of its type, a dict stays a dict.
+    """
+    if not system:
+        return config
+    if config is None:
+        return {"system_instruction": {"parts": system}}
+    if isinstance(config, dict):
+        own = config.get("system_instruction", config.get("systemInstruction"))
+        names = ("system_instruction", "systemInstruction")
+        merged = {k: v for k, v in config.items() if k not in names}
+        merged["system_instruction"] = {"parts": [*_instruction_parts(own), *system]}
+        return merged
+    copy = getattr(config, "model_copy", None)
+    if copy is None:
+        raise RequestOptionError(
+            f"config must be a dict or a GenerateContentConfig, got {type(config).__name__}"
+        )
+    own = getattr(config, "system_instruction", None)
+    dump = getattr(own, "model_dump", None)
+    own_json = dump(mode="json", exclude_none=True) if dump is not None else own
+    instruction: object = {"parts": [*_instruction_parts(own_json), *system]}
+    fields = getattr(type(config), "model_fields", {})
+    if "system_instruction" in fields:  # validate into the config's own field type (Content)
+        annotation: Any = fields["system_instruction"].annotation
+        instruction = TypeAdapter(annotation).validate_python(instruction)
+    return copy(update={"system_instruction": instruction})
+
+
+def _instruction_parts(own: object) -> list[dict[str, Any]]:
+    if own is None:
+        return []
+    if isinstance(own, str):
+        return [{"text": own}]
+    if isinstance(own, dict) and isinstance(own.get("parts"), list):
+        return list(own["parts"])
+    if isinstance(own, list):
+        return [{"text": p} if isinstance(p, str) else p for p in own]
+    raise RequestOptionError(f"cannot merge a system_instruction of type {type(own).__name__}")
 
 
 def response_text(response: object) -> str:
@@ -74,54 +136,46 @@ def _turn_of(item: dict[str, Any]) -> Turn:
     return Turn(item["role"], item["parts"], item)
 
 
-def _pair_calls(turns: list[Turn]) -> dict[int, list[dict[str, Any]]]:
-    """For each model turn with calls: its response parts in call order (orphans filled)."""
-    by_id: dict[str, list[tuple[int, int]]] = {}
-    by_name: dict[str, list[tuple[int, int]]] = {}
-    for t, turn in enumerate(turns):
-        if turn.role != "user":
-            continue
-        for p, part in enumerate(turn.parts):
-            response = part.get("function_response")
-            if response is None:
-                continue
-            if "id" in response:
-                by_id.setdefault(response["id"], []).append((t, p))
-            else:
-                by_name.setdefault(response["name"], []).append((t, p))
+def _pair_calls(
+    turns: list[Turn], pairing_of: Callable[[Sequence[NativeContent]], Pairing]
+) -> dict[int, list[dict[str, Any]]]:
+    """For each model turn with calls: its response parts in call order (orphans filled).
+
+    The pairing engine decides who answers whom (ids, then function names, in call order);
+    each response gets its call's ``name``, and its call's ``id`` (none for an id-less call,
+    whose stable id or name the API does not know).
+    """
+    pairing = pairing_of([{"role": turn.role, "parts": turn.parts} for turn in turns])
     answers: dict[int, list[dict[str, Any]]] = {}
-    for t, turn in enumerate(turns):
-        if turn.role != "model":
-            continue
-        responses: list[dict[str, Any]] = []
-        for part in turn.parts:
-            call = part.get("function_call")
-            if call is None:
-                continue
-            queues = [by_name.get(call["name"], [])]
-            if "id" in call:
-                queues.append(by_id.get(call["id"], []))
-            found = [(pos, queue) for queue in queues for pos in queue[:] if pos[0] > t]
-            if not found:
-                responses.append(_orphan_call_response(call))
-                continue
-            pos, queue = min(found, key=lambda entry: entry[0])
-            queue.remove(pos)
-            turns[pos[0]].moved.add(pos[1])
-            responses.append(_named(turns[pos[0]].parts[pos[1]], call["name"]))
-        if responses:
-            answers[t] = responses
-    for queue in [*by_id.values(), *by_name.values()]:
-        for src, p in queue:
-            turns[src].orphans.add(p)
+    for (t, slot), _, _ in pairing.calls:
+        call = turns[t].parts[slot]["function_call"]
+        result = pairing.answer.get((t, slot))
+        if result is None:
+            answer = _orphan_call_response(call)
+        else:
+            src, p = result
+            turns[src].moved.add(p)
+            answer = _addressed(turns[src].parts[p], call)
+        answers.setdefault(t, []).append(answer)
+    for t, p in pairing.orphans:
+        turns[t].orphans.add(p)
     return answers
 
 
-def _named(part: dict[str, Any], name: str) -> dict[str, Any]:
+def _addressed(part: dict[str, Any], call: dict[str, Any]) -> dict[str, Any]:
+    """The response ``part`` carrying its call's name and id (exactly; nothing else changes)."""
     response = part["function_response"]
-    if "name" in response:
+    wanted = dict(response)
+    wanted["name"] = call["name"]
+    if isinstance(call.get("id"), str) and call["id"]:
+        wanted["id"] = call["id"]
+    else:
+        wanted.pop("id", None)
+    if wanted == response:
         return part
-    return {**part, "function_response": {**response, "name": name}}
+    ordered = {key: wanted[key] for key in ("id", "name") if key in wanted}
+    ordered.update((key, value) for key, value in wanted.items() if key not in ordered)
+    return {**part, "function_response": ordered}
 
 
 def _orphan_call_response(call: dict[str, Any]) -> dict[str, Any]:
@@ -143,14 +197,17 @@ def _orphan_response_text(part: dict[str, Any]) -> dict[str, Any]:
 
 
 def _merge(contents: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Consecutive contents of one role as one (linear: each run's parts are joined once)."""
     merged: list[dict[str, Any]] = []
-    for content in contents:
-        if merged and merged[-1]["role"] == content["role"]:
-            previous = merged[-1]
-            merged[-1] = {
-                "role": previous["role"],
-                "parts": [*previous["parts"], *content["parts"]],
-            }
-        else:
-            merged.append(content)
+    run: list[dict[str, Any]] = []
+    for content in [*contents, None]:
+        if content is not None and run and run[-1]["role"] == content["role"]:
+            run.append(content)
+            continue
+        if len(run) == 1:
+            merged.append(run[0])
+        elif run:
+            parts = [part for entry in run for part in entry["parts"]]
+            merged.append({"role": run[0]["role"], "parts": parts})
+        run = [content] if content is not None else []
     return merged

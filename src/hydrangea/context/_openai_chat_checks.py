@@ -6,7 +6,7 @@ from hydrangea.context._openai_common import foreign_block_type, require_str
 from hydrangea.context.native import NativeContent
 from hydrangea.errors import GatewayMismatchError, InvalidItemError
 
-__all__ = ["ASSISTANT_KEYS", "validate_chat_message"]
+__all__ = ["ASSISTANT_KEYS", "check_chat_output", "validate_chat_message"]
 
 _ALLOWED_KEYS: dict[str, frozenset[str]] = {
     "system": frozenset({"role", "content", "name"}),
@@ -90,7 +90,7 @@ def _validate_part(part: object, allowed: frozenset[str], where: str) -> None:
     if not isinstance(part, dict):
         raise InvalidItemError(f"{where}: a content part must be a dict")
     kind = part.get("type")
-    if kind not in allowed:
+    if not isinstance(kind, str) or kind not in allowed:
         raise InvalidItemError(f"{where}: part type must be one of {sorted(allowed)}, got {kind!r}")
     match kind:
         case "text":
@@ -163,3 +163,38 @@ def _validate_tool_calls(calls: object) -> None:
             raise InvalidItemError(
                 f"{at}: type must be 'function' or 'custom' with its object, got {kind!r}"
             )
+
+
+def check_chat_output(item: NativeContent) -> None:
+    """Check only what the library relies on in a stored chat message.
+
+    The role, the tool pairing fields (``tool_calls`` ids and names, ``tool_call_id``) and the
+    shape of ``content`` (a string, null, or a list of objects with a string ``type``); part
+    types it does not know are kept.
+    """
+    _reject_foreign_shape(item)
+    role = item.get("role")
+    if not isinstance(role, str) or role not in _ALLOWED_KEYS:
+        raise InvalidItemError(
+            f"chat message role must be one of {sorted(_ALLOWED_KEYS)}, got {role!r}"
+        )
+    where = f"{role} message"
+    content = item.get("content")
+    if role != "assistant" and "content" not in item:
+        raise InvalidItemError(f"{where}: 'content' is required")
+    if content is not None and not isinstance(content, str):
+        if not isinstance(content, list):
+            raise InvalidItemError(f"{where}: 'content' must be a string or a list of parts")
+        for position, part in enumerate(content):
+            if not isinstance(part, dict) or not isinstance(part.get("type"), str):
+                raise InvalidItemError(f"{where}, part {position}: needs a string 'type'")
+    if role == "tool":
+        require_str(item, "tool_call_id", where, empty_ok=False)
+    if "tool_calls" in item:
+        if role != "assistant":
+            raise InvalidItemError(f"{where}: only an assistant message has 'tool_calls'")
+        _validate_tool_calls(item["tool_calls"])
+    if role == "assistant":
+        said = ("content", "tool_calls", "function_call", "audio", "refusal")
+        if all(item.get(key) is None for key in said):
+            raise InvalidItemError(f"{where}: needs 'content' or 'tool_calls'")

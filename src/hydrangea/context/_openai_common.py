@@ -1,7 +1,6 @@
 """Helpers shared by the two OpenAI adapters (Chat Completions and Responses).
 
-Nothing here imports the ``openai`` SDK: SDK objects are recognised by the module their class
-lives in, and converted through their own ``model_dump``.
+Nothing here imports the ``openai`` SDK; SDK objects are read in :mod:`._intake`.
 """
 
 from __future__ import annotations
@@ -13,8 +12,7 @@ from typing import Any
 
 from hydrangea.context._output import dict_entries
 from hydrangea.context.native import NativeContent
-from hydrangea.errors import GatewayMismatchError, InvalidItemError, UnsupportedContentError
-from hydrangea.gateway import GatewayType
+from hydrangea.errors import InvalidItemError, UnsupportedContentError
 from hydrangea.message import ImagePart, Message, TextPart, ToolCallPart, ToolResultPart
 
 __all__ = [
@@ -24,10 +22,7 @@ __all__ = [
     "image_url",
     "orphan_result_text",
     "output_entries",
-    "reject_foreign_sdk_object",
     "require_str",
-    "sdk_dump",
-    "sdk_origin",
     "split_assistant_parts",
     "split_user_parts",
     "tool_result_text",
@@ -114,8 +109,9 @@ def foreign_block_type(item: NativeContent, foreign: frozenset[str]) -> str | No
     content = item.get("content")
     if isinstance(content, list):
         for part in content:
-            if isinstance(part, dict) and part.get("type") in foreign:
-                return str(part["type"])
+            kind = part.get("type") if isinstance(part, dict) else None
+            if isinstance(kind, str) and kind in foreign:
+                return kind
     return None
 
 
@@ -127,37 +123,3 @@ def require_str(item: NativeContent, key: str, where: str, *, empty_ok: bool = T
     if not empty_ok and not value:
         raise InvalidItemError(f"{where}: '{key}' must not be empty")
     return value
-
-
-_SDK_GATEWAYS: dict[str, GatewayType] = {
-    "anthropic": GatewayType.anthropic,
-    "google": GatewayType.gemini,
-    "openai": GatewayType.openai,
-}
-
-
-def sdk_origin(output: object) -> str | None:
-    """The top-level package of ``output``'s class if it comes from a known SDK, else None."""
-    root = type(output).__module__.split(".", 1)[0]
-    return root if root in _SDK_GATEWAYS else None
-
-
-def reject_foreign_sdk_object(output: object, gateway: GatewayType) -> None:
-    """Raise GatewayMismatchError if ``output`` is an Anthropic or Google SDK object."""
-    root = sdk_origin(output)
-    if root is not None and root != "openai":
-        raise GatewayMismatchError(
-            f"a {type(output).__name__} from the {root} SDK cannot be pushed into a "
-            f"{gateway.value} Context"
-        )
-
-
-def sdk_dump(obj: object) -> dict[str, Any]:
-    """``obj.model_dump(mode="json", exclude_none=True, by_alias=True)`` of a pydantic SDK model."""
-    dump = getattr(obj, "model_dump", None)
-    if dump is None:
-        raise InvalidItemError(f"{type(obj).__name__} is not an SDK model (no model_dump)")
-    result = dump(mode="json", exclude_none=True, by_alias=True)
-    if not isinstance(result, dict):
-        raise InvalidItemError(f"{type(obj).__name__}.model_dump() did not give a JSON object")
-    return result

@@ -13,7 +13,12 @@ from hydrangea.context._openai_common import foreign_block_type, require_str
 from hydrangea.context.native import NativeContent
 from hydrangea.errors import GatewayMismatchError, InvalidItemError
 
-__all__ = ["CALL_OUTPUT_TYPES", "is_model_side", "validate_responses_item"]
+__all__ = [
+    "CALL_OUTPUT_TYPES",
+    "check_responses_output",
+    "is_model_side",
+    "validate_responses_item",
+]
 
 CALL_OUTPUT_TYPES: dict[str, str] = {
     "function_call": "function_call_output",
@@ -58,6 +63,11 @@ _STATUSES = frozenset({"in_progress", "completed", "incomplete"})
 _FOREIGN_BLOCKS = frozenset(
     {"thinking", "redacted_thinking", "tool_use", "tool_result", "text", "image", "image_url"}
 )
+
+
+def _one_of(value: object, options: frozenset[str]) -> bool:
+    """``value`` is a string among ``options`` (an unhashable value is simply not one)."""
+    return isinstance(value, str) and value in options
 
 
 def is_model_side(item: NativeContent) -> bool:
@@ -123,13 +133,13 @@ def _reject_foreign_shape(item: NativeContent) -> None:
 def _require_call(item: NativeContent, kind: str) -> None:
     require_str(item, "call_id", kind, empty_ok=False)
     status = item.get("status")
-    if status is not None and status not in _STATUSES:
+    if status is not None and not _one_of(status, _STATUSES):
         raise InvalidItemError(f"{kind}: 'status' must be one of {sorted(_STATUSES)}")
 
 
 def _validate_message(item: NativeContent) -> None:
     role = item.get("role")
-    if role not in _MESSAGE_ROLES:
+    if not _one_of(role, _MESSAGE_ROLES):
         raise InvalidItemError(
             f"message role must be one of {sorted(_MESSAGE_ROLES)}, got {role!r}"
         )
@@ -142,11 +152,11 @@ def _validate_message(item: NativeContent) -> None:
     content = item.get("content")
     if is_output:
         require_str(item, "id", where, empty_ok=False)
-        if item.get("status") not in _STATUSES:
+        if not _one_of(item.get("status"), _STATUSES):
             raise InvalidItemError(f"{where}: an output message needs a 'status'")
         _validate_output_content(content, where)
         return
-    if "status" in item and item["status"] not in _STATUSES:
+    if "status" in item and not _one_of(item["status"], _STATUSES):
         raise InvalidItemError(f"{where}: 'status' must be one of {sorted(_STATUSES)}")
     if isinstance(content, str):
         return
@@ -165,14 +175,14 @@ def _validate_input_part(part: object, where: str) -> None:
     if not isinstance(part, dict):
         raise InvalidItemError(f"{where}: a content part must be a dict")
     kind = part.get("type")
-    if kind not in _INPUT_PART_TYPES:
+    if not _one_of(kind, _INPUT_PART_TYPES):
         raise InvalidItemError(
             f"{where}: part type must be one of {sorted(_INPUT_PART_TYPES)}, got {kind!r}"
         )
     if kind == "input_text":
         require_str(part, "text", where)
     elif kind == "input_image":
-        if part.get("detail") not in _IMAGE_DETAILS:
+        if not _one_of(part.get("detail"), _IMAGE_DETAILS):
             raise InvalidItemError(
                 f"{where}: input_image needs 'detail' in {sorted(_IMAGE_DETAILS)}"
             )
@@ -221,3 +231,52 @@ def _require_text_parts(parts: list[Any], label: str, kind: str, where: str) -> 
         if not isinstance(part, dict) or part.get("type") != kind:
             raise InvalidItemError(f"{where}: {label} parts must be {kind}")
         require_str(part, "text", where)
+
+
+def check_responses_output(item: NativeContent) -> None:
+    """Check only what the library relies on in a stored Responses item.
+
+    The item's ``type`` (and a message's ``role``), the tool pairing fields of function and
+    custom tool calls and outputs, the reasoning fields, and that ``status`` is a string when
+    present. Built-in tool items and types the library does not know are kept.
+    """
+    _reject_foreign_shape(item)
+    kind = item.get("type", "message" if "role" in item else None)
+    if not isinstance(kind, str):
+        raise InvalidItemError(f"a Responses item needs a string 'type', got {kind!r}")
+    if "status" in item and not isinstance(item["status"], str):
+        raise InvalidItemError(f"{kind}: 'status' must be a string")
+    match kind:
+        case "message":
+            if not _one_of(item.get("role"), _MESSAGE_ROLES):
+                role = item.get("role")
+                raise InvalidItemError(
+                    f"message role must be one of {sorted(_MESSAGE_ROLES)}, got {role!r}"
+                )
+            content = item.get("content")
+            if not isinstance(content, str | list):
+                raise InvalidItemError("message: 'content' must be a string or a list of parts")
+            for position, part in enumerate(content if isinstance(content, list) else []):
+                if not isinstance(part, dict) or not isinstance(part.get("type"), str):
+                    raise InvalidItemError(f"message, part {position}: needs a string 'type'")
+                for key in ("detail", "text"):
+                    if key in part and not isinstance(part[key], str):
+                        where = f"message, part {position}"
+                        raise InvalidItemError(f"{where}: {key!r} must be a string")
+        case "function_call" | "custom_tool_call":
+            require_str(item, "call_id", kind, empty_ok=False)
+            require_str(item, "name", kind, empty_ok=False)
+            require_str(item, "arguments" if kind == "function_call" else "input", kind)
+        case "function_call_output" | "custom_tool_call_output":
+            require_str(item, "call_id", kind, empty_ok=False)
+            if not isinstance(item.get("output"), str | list):
+                raise InvalidItemError(f"{kind}: 'output' must be a string or a list of parts")
+        case "reasoning":
+            require_str(item, "id", kind, empty_ok=False)
+            if "encrypted_content" in item and not isinstance(item["encrypted_content"], str):
+                raise InvalidItemError("reasoning item: 'encrypted_content' must be a string")
+            for key in ("summary", "content"):
+                if key in item and not isinstance(item[key], list):
+                    raise InvalidItemError(f"reasoning item: {key!r} must be a list")
+        case _:
+            return

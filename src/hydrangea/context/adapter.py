@@ -9,14 +9,18 @@ knows none of this.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from hydrangea.context.native import NativeContent
+from hydrangea.context.pairing import CallSite, Pairing, ResultSite, pair_items
 from hydrangea.gateway import GatewayType
 from hydrangea.message import Message
 
-__all__ = ["ORPHAN_CALL_NOTICE", "Adapter"]
+__all__ = ["ORPHAN_CALL_NOTICE", "Adapter", "CallIds"]
+
+CallIds = Mapping[int, str]
+"""Effective ids of an item's id-less tool calls, by slot (from :meth:`Pairing.ids`)."""
 
 ORPHAN_CALL_NOTICE = "[no result was recorded for this tool call]"
 """The content of the error result the request builders add for a tool call that has none."""
@@ -26,6 +30,8 @@ class Adapter(ABC):
     """Conversion and validation for one gateway. Stateless; one shared instance per gateway."""
 
     gateway: ClassVar[GatewayType]
+    pairs_by_name: ClassVar[bool] = False
+    """Whether a tool result may name its call by function name (Gemini)."""
 
     @abstractmethod
     def from_message(self, message: Message) -> list[NativeContent]:
@@ -39,9 +45,63 @@ class Adapter(ABC):
         an SDK at import time. Reasoning state is kept byte-identical.
         """
 
+    def canonical(self, item: NativeContent) -> NativeContent:
+        """The one stored form of a provider item (the default: the item as it is).
+
+        Applied to everything that is not built from a Message (``push_back``, ``extend``,
+        loading), so the SDK object and the raw dict of one response store the same bytes.
+        """
+        return item
+
     @abstractmethod
     def validate(self, item: NativeContent) -> None:
-        """Raise :class:`~hydrangea.errors.InvalidItemError` if the gateway cannot take ``item``."""
+        """Strict check of a caller-authored item (what :meth:`from_message` makes).
+
+        Raise :class:`~hydrangea.errors.InvalidItemError` if the gateway cannot take ``item``.
+        """
+
+    @abstractmethod
+    def check_output(self, item: NativeContent) -> None:
+        """Lenient check of provider output (what ``push_back`` and loading store).
+
+        Only the fields the library relies on are checked (role, the tool-pairing fields,
+        reasoning fields), each with an ``isinstance`` check; block and item types it does not
+        know are kept as they are. Raises :class:`~hydrangea.errors.InvalidItemError`
+        (:class:`~hydrangea.errors.GatewayMismatchError` for another gateway's shape).
+        """
+
+    @abstractmethod
+    def tool_sites(self, item: NativeContent) -> tuple[list[CallSite], list[ResultSite]]:
+        """The client-side tool calls ``item`` makes and the tool results it carries, for the
+        pairing engine (:mod:`hydrangea.context.pairing`). Server-side tool pairs are left out."""
+
+    def pairing(self, items: Sequence[NativeContent]) -> Pairing:
+        """Which result answers which call in ``items`` (see :mod:`hydrangea.context.pairing`)."""
+        return pair_items(items, self.tool_sites, by_name=self.pairs_by_name)
+
+    @abstractmethod
+    def to_messages(self, item: NativeContent, ids: CallIds | None = None) -> list[Message]:
+        """Read ``item`` back as generic Messages: text, tool calls, tool results.
+
+        Parts with no generic equivalent (reasoning state, server-side tools, audio, ...) are
+        left out; an item holding nothing else gives ``[]``. ``ids`` gives the stable ids of
+        id-less calls (Gemini) by slot; :meth:`Context.messages` passes the ones the pairing
+        engine assigned. Without it, such calls are numbered within the item.
+        """
+
+    def output_model(self, output: object) -> str | None:
+        """The model that produced ``output`` (a response body or SDK object), if it says."""
+        for key in ("model", "modelVersion", "model_version"):
+            value = output.get(key) if isinstance(output, dict) else getattr(output, key, None)
+            if isinstance(value, str) and value:
+                return value
+        return None
+
+    def for_other_model(self, item: NativeContent) -> NativeContent | None:
+        """``item`` as sent to a model other than the one that produced it: reasoning state
+        tied to its model removed or converted (see "Model switching" in the providers guide).
+        ``None`` leaves the item out of the request. The default keeps the item unchanged."""
+        return item
 
     @abstractmethod
     def build_request(self, items: Sequence[NativeContent]) -> dict[str, Any]:

@@ -25,17 +25,28 @@ import json
 from collections.abc import Sequence
 from typing import Any, Literal, TypedDict, assert_never
 
+from hydrangea.context._anthropic_checks import check_output, validate_strict
 from hydrangea.context._anthropic_request import (
     LEADING_USER_PLACEHOLDER,
     SYSTEM_NOTICE_PREFIX,
     build_anthropic_request,
 )
-from hydrangea.context._output import dict_entries, reject_other_sdk
-from hydrangea.context.adapter import Adapter
+from hydrangea.context._intake import output_body
+from hydrangea.context._output import dict_entries
+from hydrangea.context.adapter import Adapter, CallIds
 from hydrangea.context.native import NativeContent, copy_json
-from hydrangea.errors import GatewayMismatchError, InvalidItemError, UnsupportedContentError
+from hydrangea.context.pairing import CallSite, ResultSite
+from hydrangea.errors import InvalidItemError, UnsupportedContentError
 from hydrangea.gateway import GatewayType
-from hydrangea.message import ImagePart, Message, Role, TextPart, ToolCallPart, ToolResultPart
+from hydrangea.message import (
+    ImagePart,
+    Message,
+    Part,
+    Role,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
 
 __all__ = [
     "LEADING_USER_PLACEHOLDER",
@@ -46,36 +57,6 @@ __all__ = [
 ]
 
 _IMAGE_MEDIA_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
-
-_USER_ONLY_BLOCKS = frozenset({"tool_result"})
-_ASSISTANT_ONLY_BLOCKS = frozenset(
-    {
-        "thinking",
-        "redacted_thinking",
-        "tool_use",
-        "server_tool_use",
-        "web_search_tool_result",
-        "web_fetch_tool_result",
-        "code_execution_tool_result",
-        "bash_code_execution_tool_result",
-        "text_editor_code_execution_tool_result",
-        "tool_search_tool_result",
-    }
-)
-_CALL_BLOCKS = frozenset({"tool_use", "server_tool_use"})
-_ANY_ROLE_BLOCKS = frozenset({"text", "image", "document", "search_result", "container_upload"})
-_REQUIRED_KEYS: dict[str, tuple[str, ...]] = {
-    "text": ("text",),
-    "image": ("source",),
-    "document": ("source",),
-    "thinking": ("thinking", "signature"),
-    "redacted_thinking": ("data",),
-    "tool_use": ("id", "name", "input"),
-    "server_tool_use": ("id", "name", "input"),
-    "tool_result": ("tool_use_id",),
-}
-_STRING_KEYS = frozenset({"text", "thinking", "signature", "data", "id", "name", "tool_use_id"})
-
 
 class AnthropicSystemItem(TypedDict):
     """A system message; the leading run becomes the top-level ``system`` of the request."""
@@ -112,79 +93,107 @@ class AnthropicAdapter(Adapter):
     # -- model output -> items ---------------------------------------------------------------
 
     def from_output(self, output: object) -> list[NativeContent]:
-        """Read an ``anthropic.types.Message`` (or beta message), a native dict or a list.
+        """Read an ``anthropic`` Message (beta and parsed ones too), its JSON, a message dict or
+        a list of them.
 
-        A raw API response dict (``{"type": "message", "role": "assistant", "content": ...}``)
-        is reduced to its role and content. SDK blocks are dumped to JSON with ``None`` fields
-        left out; strings (thinking text, signatures, redacted data) are copied verbatim.
+        A response body (``{"type": "message", "role": "assistant", "content": ...}``) is
+        reduced to its role and content; every block is kept as the API sent it, known type or
+        not. An SDK object gives the same JSON as its raw body (see :mod:`._intake`).
         """
-        if isinstance(output, dict):
-            return [_strip_response_dict(output)]
-        if isinstance(output, list):
-            entries = dict_entries(output, "expected an Anthropic message dict")
+        body = output_body(output, self.gateway)
+        if isinstance(body, list):
+            entries = dict_entries(body, "expected an Anthropic message dict")
             return [_strip_response_dict(entry) for entry in entries]
-        reject_other_sdk(output, self.gateway, ("openai", "google"))
-        if type(output).__module__.startswith("anthropic") and hasattr(output, "content"):
-            role = getattr(output, "role", None)
-            if role != "assistant":
-                raise InvalidItemError(
-                    f"an Anthropic response must have role 'assistant', got {role!r}"
-                )
-            content = output.content
-            if not isinstance(content, list):
-                raise InvalidItemError("the Anthropic response has no list of content blocks")
-            blocks = [_dump_block(block) for block in content]
-            return [{"role": "assistant", "content": blocks}]
-        raise InvalidItemError(
-            f"cannot read {type(output).__name__} as Anthropic output: pass an anthropic "
-            "Message, a message dict or a list of message dicts"
-        )
+        if not isinstance(body, dict):
+            raise InvalidItemError(f"cannot read {type(body).__name__} as Anthropic output")
+        return [_strip_response_dict(body)]
 
     # -- validation --------------------------------------------------------------------------
 
     def validate(self, item: NativeContent) -> None:
         """Check role, content and every block against what the Messages API accepts."""
-        _check_foreign(item)
-        role = item.get("role")
-        if role not in {"system", "user", "assistant"}:
-            raise InvalidItemError(
-                f"an Anthropic item needs role 'user', 'assistant' or 'system', got {role!r}"
-            )
-        extra = set(item) - {"role", "content"}
-        if extra:
-            raise InvalidItemError(f"unknown key(s) {sorted(extra)} in an Anthropic {role} item")
-        if "content" not in item:
-            raise InvalidItemError(f"an Anthropic {role} item needs a 'content' key")
-        content = item["content"]
-        if isinstance(content, str):
-            if not content:
-                raise InvalidItemError(
-                    f"the API rejects an Anthropic {role} item with empty content"
-                )
-            return
-        if not isinstance(content, list) or not content:
-            raise InvalidItemError(
-                f"the 'content' of an Anthropic {role} item must be a string or a non-empty "
-                f"list of blocks, got {type(content).__name__}"
-            )
-        for index, block in enumerate(content):
-            _check_block(role, index, block)
+        validate_strict(item)
+
+    def check_output(self, item: NativeContent) -> None:
+        """Check only what the library relies on; unknown block types are kept."""
+        check_output(item)
 
     # -- tool exchanges ----------------------------------------------------------------------
 
+    def tool_sites(self, item: NativeContent) -> tuple[list[CallSite], list[ResultSite]]:
+        """``tool_use`` blocks of an assistant turn, ``tool_result`` blocks of a user turn.
+
+        Server-side pairs (``server_tool_use`` / ``mcp_tool_use`` and their results) live in
+        the assistant turn that ran them and are not described: nothing can split them.
+        """
+        content = item.get("content")
+        if not isinstance(content, list):
+            return [], []
+        role = item.get("role")
+        calls: list[CallSite] = []
+        results: list[ResultSite] = []
+        for slot, block in enumerate(content):
+            kind = block.get("type")
+            if role == "assistant" and kind == "tool_use":
+                calls.append(CallSite(slot, block["id"], block["name"]))
+            elif role == "user" and kind == "tool_result":
+                results.append(ResultSite(slot, block["tool_use_id"]))
+        return calls, results
+
     def opens_exchange(self, item: NativeContent) -> bool:
-        """True for an assistant turn holding a ``tool_use`` or ``server_tool_use`` block."""
-        return item.get("role") == "assistant" and _has_block(item, _CALL_BLOCKS)
+        """True for an assistant turn with a ``tool_use`` block, or a server-side call whose
+        result is not in the same turn (a paused turn): the next item must follow it."""
+        if item.get("role") != "assistant" or not isinstance(item.get("content"), list):
+            return False
+        open_server: set[str] = set()
+        for block in item["content"]:
+            kind = block.get("type")
+            if kind == "tool_use":
+                return True
+            if isinstance(kind, str) and kind.endswith("_tool_use") and "id" in block:
+                open_server.add(block["id"])
+            elif isinstance(kind, str) and kind.endswith("_tool_result"):
+                open_server.discard(block.get("tool_use_id"))
+        return bool(open_server)
 
     def closes_exchange(self, item: NativeContent) -> bool:
         """True for a user turn holding a ``tool_result`` block."""
-        return item.get("role") == "user" and _has_block(item, _USER_ONLY_BLOCKS)
+        return item.get("role") == "user" and _has_block(item, frozenset({"tool_result"}))
+
+    # -- reading back ------------------------------------------------------------------------
+
+    def to_messages(self, item: NativeContent, ids: CallIds | None = None) -> list[Message]:
+        """Text, images, ``tool_use`` and ``tool_result`` blocks as a Message; the rest (thinking,
+        server tools, documents, unknown blocks) has no generic form and is left out."""
+        role = str(item.get("role"))
+        content = item.get("content")
+        if role == "system":
+            return [Message(role=Role.system, content=_joined_text(content))]
+        if isinstance(content, str):
+            return [Message(role=Role(role), content=content)] if content else []
+        parts: list[Part] = []
+        for block in content if isinstance(content, list) else []:
+            part = _part_of(block, role)
+            if part is not None:
+                parts.append(part)
+        return [Message(role=Role(role), content=tuple(parts))] if parts else []
+
+    def for_other_model(self, item: NativeContent) -> NativeContent | None:
+        """Leave out ``thinking`` and ``redacted_thinking`` blocks: their signatures belong to
+        the model that wrote them. An item left with no block is left out."""
+        content = item.get("content")
+        if item.get("role") != "assistant" or not isinstance(content, list):
+            return item
+        kept = [b for b in content if b.get("type") not in ("thinking", "redacted_thinking")]
+        if len(kept) == len(content):
+            return item
+        return {**item, "content": kept} if kept else None
 
     # -- requests ----------------------------------------------------------------------------
 
     def build_request(self, items: Sequence[NativeContent]) -> dict[str, Any]:
         """``{"messages": [...], "system"?: [text blocks]}`` for ``client.messages.create``."""
-        return build_anthropic_request(items)
+        return build_anthropic_request(items, self.pairing)
 
     def item_text(self, item: NativeContent) -> str:
         """Text, tool inputs (as JSON) and tool results of an item; no signatures or images."""
@@ -245,107 +254,50 @@ def _has_block(item: NativeContent, kinds: frozenset[str]) -> bool:
 
 
 def _strip_response_dict(output: dict[str, Any]) -> NativeContent:
-    """A raw response body (``"type": "message"``) keeps only role and content."""
+    """A response body (``"type": "message"``) keeps only its role and content."""
     if output.get("type") == "message" and "content" in output:
-        return {"role": output.get("role"), "content": output["content"]}
+        role = output.get("role")
+        if role != "assistant":
+            raise InvalidItemError(
+                f"an Anthropic response must have role 'assistant', got {role!r}"
+            )
+        return {"role": role, "content": output["content"]}
     return output
 
 
-def _dump_block(block: object) -> dict[str, Any]:
-    dump = getattr(block, "model_dump", None)
-    if dump is None:
-        raise InvalidItemError(f"unexpected Anthropic content block {type(block).__name__}")
-    dumped = dump(mode="json", exclude_none=True)
-    return copy_json(dumped)
+def _joined_text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    blocks = content if isinstance(content, list) else []
+    return "\n".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
 
 
-def _check_foreign(item: NativeContent) -> None:
-    """Recognise the shapes of the other gateways and say so."""
-    if "parts" in item or item.get("role") == "model":
-        raise GatewayMismatchError("this looks like a Gemini Content (role/parts), not Anthropic")
-    if item.get("role") in {"tool", "developer", "function"}:
-        raise GatewayMismatchError(
-            f"role {item.get('role')!r} is OpenAI's; Anthropic takes 'user' and 'assistant'"
-        )
-    if "role" not in item and isinstance(item.get("type"), str):
-        raise GatewayMismatchError(
-            f"a {item['type']!r} item without a role is an OpenAI Responses item, not Anthropic"
-        )
-
-
-def _check_block(role: str, index: int, block: object) -> None:
-    where = f"block {index} of an Anthropic {role} item"
-    if not isinstance(block, dict):
-        raise InvalidItemError(f"{where} must be an object, got {type(block).__name__}")
+def _part_of(block: dict[str, Any], role: object) -> Part | None:
     kind = block.get("type")
-    if not isinstance(kind, str):
-        raise InvalidItemError(f"{where} has no 'type'")
-    if role == "system":
-        if kind != "text":
-            raise InvalidItemError(f"{where} must be a text block, got {kind!r}")
-    elif kind in _USER_ONLY_BLOCKS:
-        if role != "user":
-            raise InvalidItemError(f"{where}: a {kind!r} block belongs in a user message")
-    elif kind in _ASSISTANT_ONLY_BLOCKS:
-        if role != "assistant":
-            raise InvalidItemError(f"{where}: a {kind!r} block belongs in an assistant message")
-    elif kind not in _ANY_ROLE_BLOCKS:
-        if kind in {"thought", "reasoning", "function_call", "function_call_output"}:
-            raise GatewayMismatchError(f"{where}: {kind!r} belongs to another gateway")
-        raise InvalidItemError(f"{where} has unknown type {kind!r}")
-    for key in _REQUIRED_KEYS.get(kind, ()):
-        if key not in block:
-            raise InvalidItemError(f"{where}: a {kind!r} block needs the key {key!r}")
-        if key in _STRING_KEYS and not isinstance(block[key], str):
-            raise InvalidItemError(f"{where}: {key!r} must be a string")
-    if kind == "text" and not block["text"]:
-        raise InvalidItemError(f"{where}: the API rejects an empty text block")
-    if kind in {"tool_use", "tool_result"}:
-        ident = block["id"] if kind == "tool_use" else block["tool_use_id"]
-        if not ident:
-            raise InvalidItemError(f"{where}: a {kind!r} block needs a non-empty id")
-    if kind == "tool_use" and not isinstance(block["input"], dict):
-        raise InvalidItemError(f"{where}: 'input' of a tool_use block must be an object")
-    if kind == "image":
-        _check_image_source(where, block["source"])
-    if kind == "tool_result":
-        _check_result_content(where, block)
-
-
-def _check_result_content(where: str, block: dict[str, Any]) -> None:
-    content = block.get("content", "")
-    if isinstance(content, list):
-        for index, inner in enumerate(content):
-            if not isinstance(inner, dict) or inner.get("type") not in {"text", "image"}:
-                raise InvalidItemError(
-                    f"{where}: tool_result content block {index} must be text or image"
-                )
-            _check_block("user", index, inner)
-    elif not isinstance(content, str):
-        raise InvalidItemError(f"{where}: tool_result 'content' must be a string or a list")
-    if not isinstance(block.get("is_error", False), bool):
-        raise InvalidItemError(f"{where}: tool_result 'is_error' must be a boolean")
-
-
-def _check_image_source(where: str, source: object) -> None:
-    if not isinstance(source, dict):
-        raise InvalidItemError(f"{where}: the image 'source' must be an object")
-    kind = source.get("type")
-    if kind == "url":
-        if not isinstance(source.get("url"), str):
-            raise InvalidItemError(f"{where}: a url image source needs a 'url' string")
-    elif kind == "base64":
-        if source.get("media_type") not in _IMAGE_MEDIA_TYPES:
-            raise InvalidItemError(
-                f"{where}: image media_type must be one of {sorted(_IMAGE_MEDIA_TYPES)}"
-            )
-        if not isinstance(source.get("data"), str):
-            raise InvalidItemError(f"{where}: a base64 image source needs a 'data' string")
-    elif kind == "file":
-        if not isinstance(source.get("file_id"), str):
-            raise InvalidItemError(f"{where}: a file image source needs a 'file_id' string")
-    else:
-        raise InvalidItemError(f"{where}: unknown image source type {kind!r}")
+    if kind == "text" and block.get("text"):
+        return TextPart(text=block["text"])
+    if kind == "image" and isinstance(block.get("source"), dict):
+        source = block["source"]
+        if source.get("type") == "url" and isinstance(source.get("url"), str):
+            return ImagePart(url=source["url"])
+        if source.get("type") == "base64" and isinstance(source.get("data"), str):
+            data = base64.b64decode(source["data"])
+            return ImagePart(data=data, media_type=source.get("media_type"))
+        return None
+    if kind == "tool_use" and role == "assistant":
+        arguments = block.get("input")
+        return ToolCallPart(
+            id=block["id"],
+            name=block["name"],
+            arguments=arguments if isinstance(arguments, dict) else {},
+        )
+    if kind == "tool_result" and role == "user":
+        return ToolResultPart(
+            call_id=block["tool_use_id"],
+            content=_result_text(block.get("content", "")),
+            is_error=bool(block.get("is_error", False)),
+        )
+    return None
 
 
 def _result_text(content: object) -> str:

@@ -8,9 +8,11 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, overload
 
+from hydrangea.context._compose import compose_request
 from hydrangea.context.adapter import Adapter
 from hydrangea.context.caching import AnthropicCaching, cached_anthropic_kwargs
 from hydrangea.context.native import NativeContent, copy_json
+from hydrangea.context.readback import ReplyRoute, for_model, messages_of, reply_of
 from hydrangea.context.registry import adapter_for
 from hydrangea.context.usage import UsageLog, usage_of
 from hydrangea.context.view import ContextView
@@ -30,8 +32,10 @@ class Context(Sequence[NativeContent]):
     """An append-only list of native items for one gateway.
 
     Items enter through :meth:`emplace_message` (a generic :class:`~hydrangea.message.Message`,
-    converted by the gateway's adapter) or :meth:`push_back` (model output, as a native dict or
-    the official SDK's response object). Every append is validated first and is all or nothing.
+    converted by the gateway's adapter and checked strictly) or :meth:`push_back` (model output,
+    as a native dict or the official SDK's response object, kept as the provider sent it and
+    checked only where the library relies on it). Every append is checked first and is all or
+    nothing. Each item remembers the model that produced it (:meth:`model_of`).
     Reading is by ``len()``, index, iteration and slicing (a slice is an immutable tuple).
     Only the collector removes items, and only from the tail (:meth:`detach_tail`).
 
@@ -40,12 +44,13 @@ class Context(Sequence[NativeContent]):
     in place would change the cached prefix and every snapshot that shares it.
     """
 
-    __slots__ = ("_adapter", "_detach_starts", "_gateway", "_items", "_usage")
+    __slots__ = ("_adapter", "_detach_starts", "_gateway", "_items", "_models", "_usage")
 
     def __init__(self, gateway: GatewayType, items: Iterable[NativeContent] = ()) -> None:
         self._gateway = GatewayType(gateway)
         self._adapter = adapter_for(self._gateway)
         self._items: list[NativeContent] = []
+        self._models: list[str | None] = []
         self._detach_starts: list[int] = []
         self._usage = UsageLog()
         self.extend(items)
@@ -113,35 +118,81 @@ class Context(Sequence[NativeContent]):
         self.emplace_messages((message,))
 
     def emplace_messages(self, messages: Iterable[Message]) -> None:
-        """Convert and append several messages, all or nothing."""
+        """Convert and append several messages, all or nothing (strictly validated)."""
         converted: list[NativeContent] = []
         for message in messages:
             if not isinstance(message, Message):
                 raise TypeError(f"expected a hydrangea Message, got {type(message).__name__}")
             converted.extend(self._adapter.from_message(message))
-        self.extend(converted)
+        staged = []
+        for item in converted:
+            copied = copy_json(item, sort_keys=True)
+            self._adapter.validate(copied)
+            staged.append(copied)
+        self._append(staged, None)
 
-    def push_back(self, item: object) -> None:
+    def push_back(
+        self, item: object, *, model: str | None = None, route: ReplyRoute | None = None
+    ) -> None:
         """Append model output: a native dict, a list of them, or an official SDK response.
 
-        Reasoning state (thinking signatures, encrypted reasoning, thought signatures) is kept
-        byte-identical. All or nothing. The usage the response reports (tokens in and out,
-        cache reads and writes) is recorded in :attr:`usage`.
+        What the provider sent is kept as it sent it, known block type or not; reasoning state
+        (thinking signatures, encrypted reasoning, thought signatures) is byte-identical.
+        ``model`` records the model that produced it (default: the model the response names);
+        see :meth:`request`. ``route`` (an area, or anything with ``route(reply)``) receives the
+        output read back as one assistant :class:`~hydrangea.message.Message`
+        (:meth:`messages`), so the Context and the area hold the same reply. All or nothing: if
+        ``route`` raises, the items are taken out again and the exception propagates. The usage
+        the response reports (tokens in and out, cache reads and writes) is recorded in
+        :attr:`usage`.
         """
-        start = len(self._items)
-        self.extend(self._adapter.from_output(item))
+        staged = self._staged_output(self._adapter.from_output(item))
+        produced_by = model if model is not None else self._adapter.output_model(item)
         reported = usage_of(self._gateway, item)
+        start = len(self._items)
+        self._append(staged, produced_by)
+        if route is not None:
+            try:
+                route.route(reply_of(messages_of(self._adapter, self._items, start)))
+            except BaseException:
+                del self._items[start:]
+                del self._models[start:]
+                raise
         if reported is not None:
             self._usage.record(reported, start)
 
     def extend(self, items: Iterable[NativeContent]) -> None:
-        """Append native items after validating every one of them; all or nothing."""
+        """Append native items (provider output or saved items); all or nothing.
+
+        Each item is put in the gateway's canonical form and checked as model output is
+        (:meth:`Adapter.check_output`); use :meth:`emplace_message` for what you author.
+        """
+        self._append(self._staged_output(items), None)
+
+    def _staged_output(self, items: Iterable[NativeContent]) -> list[NativeContent]:
         staged: list[NativeContent] = []
         for item in items:
-            copied = copy_json(item)
-            self._adapter.validate(copied)
+            copied = copy_json(self._adapter.canonical(copy_json(item)), sort_keys=True)
+            self._adapter.check_output(copied)
             staged.append(copied)
+        return staged
+
+    def _append(self, staged: list[NativeContent], model: str | None) -> None:
         self._items.extend(staged)
+        self._models.extend([model] * len(staged))
+
+    def model_of(self, index: int) -> str | None:
+        """The model that produced item ``index`` (``None`` when not known: caller-authored
+        items, or output pushed without a model name)."""
+        return self._models[index]
+
+    def messages(self, start: int = 0) -> list[Message]:
+        """Items ``start`` onward read back as generic Messages (see ``Adapter.to_messages``).
+
+        Id-less tool calls carry the stable id the pairing engine gives them over the whole
+        history (``"<function name>#<n>"``); a ``ToolResultPart`` with that id answers that call.
+        """
+        return messages_of(self._adapter, self._items, start)
 
     def detach_tail(self, start: int) -> tuple[NativeContent, ...]:
         """Remove and return the items from ``start`` to the end. Reserved for the collector."""
@@ -150,6 +201,7 @@ class Context(Sequence[NativeContent]):
         detached = tuple(self._items[start:])
         if detached:
             del self._items[start:]
+            del self._models[start:]
             self._detach_starts.append(start)
         _log.debug("detached %d items from index %d", len(detached), start)
         return detached
@@ -160,29 +212,54 @@ class Context(Sequence[NativeContent]):
         self,
         items: Sequence[NativeContent] | None = None,
         *,
+        model: str | None = None,
         caching: AnthropicCaching | None = None,
+        **options: Any,
     ) -> dict[str, Any]:
-        """Keyword arguments for the gateway's SDK call (without ``model``).
+        """Keyword arguments for the gateway's SDK call.
 
         ``items`` defaults to the whole Context; lifecycles pass the history plus their overlay.
         On Anthropic, the request for the whole Context carries cache breakpoints (see
         :mod:`hydrangea.context.caching`; ``caching`` sets them or opts out); for other
         ``items`` the stable part is unknown and none are placed.
+
+        With ``model``, the request is for that model: it is included as ``model``, and items
+        another model produced lose the reasoning state tied to that model
+        (:meth:`Adapter.for_other_model`; "Model switching" in the providers guide). Any other
+        keyword (``config=``, ``system=``, ``tools=``, ``max_tokens=`` ...) is merged in
+        (:mod:`hydrangea.context._compose`), so the result goes to the SDK call as it is.
         """
+        source: Sequence[NativeContent] = self._items if items is None else items
+        if model is not None:
+            produced = {
+                id(item): made
+                for item, made in zip(self._items, self._models, strict=True)
+                if made is not None
+            }
+            if produced:
+                source = for_model(self._adapter, source, produced, model)
         if items is None and self._gateway is GatewayType.anthropic:
-            return cached_anthropic_kwargs(self._adapter, self._items, caching=caching)
-        return self._adapter.build_request(self._items if items is None else items)
+            built = cached_anthropic_kwargs(self._adapter, source, caching=caching)
+        else:
+            built = self._adapter.build_request(source)
+        kwargs = compose_request(self._gateway, built, options)
+        if model is not None:
+            kwargs["model"] = model
+        return kwargs
 
     # -- persistence -------------------------------------------------------------------------
 
     def to_json(self) -> str:
         """Serialize to JSON; :meth:`from_json` of the result gives an identical Context."""
-        document = {
+        document: dict[str, Any] = {
             "format": _FORMAT,
             "version": _VERSION,
             "gateway": self._gateway.value,
             "items": self._items,
         }
+        models = {str(i): made for i, made in enumerate(self._models) if made is not None}
+        if models:
+            document["models"] = models
         return json.dumps(document, ensure_ascii=False, separators=(",", ":"))
 
     @classmethod
@@ -203,10 +280,19 @@ class Context(Sequence[NativeContent]):
         items = document.get("items")
         if not isinstance(items, list):
             raise SerializationError("saved Context has no 'items' list")
+        models = document.get("models", {})
+        if not isinstance(models, dict) or not all(
+            isinstance(made, str) and key.isdigit() and int(key) < len(items)
+            for key, made in models.items()
+        ):
+            raise SerializationError("saved Context has an invalid 'models' table")
         try:
-            return cls(gateway, items)
+            context = cls(gateway, items)
         except InvalidItemError as exc:
             raise SerializationError(f"saved Context holds an invalid item: {exc}") from exc
+        for key, made in models.items():
+            context._models[int(key)] = made
+        return context
 
     def save(self, path: str | Path) -> None:
         """Write :meth:`to_json` to ``path`` (UTF-8)."""

@@ -23,81 +23,33 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Sequence
-from enum import Enum
 from typing import Any, Literal, TypedDict, assert_never
 
+from hydrangea.context._gemini_checks import canonical, check_output, validate_strict
+from hydrangea.context._gemini_read import OTHER_MODEL_SIGNATURE, read_content, without_signatures
 from hydrangea.context._gemini_request import (
     LEADING_USER_PLACEHOLDER,
     SYSTEM_NOTICE_PREFIX,
     build_gemini_request,
     response_text,
 )
-from hydrangea.context._output import dict_entries, reject_other_sdk
-from hydrangea.context.adapter import Adapter
+from hydrangea.context._intake import output_body
+from hydrangea.context._output import dict_entries
+from hydrangea.context.adapter import Adapter, CallIds
 from hydrangea.context.native import NativeContent, copy_json
-from hydrangea.errors import GatewayMismatchError, InvalidItemError
+from hydrangea.context.pairing import CallSite, ResultSite
+from hydrangea.errors import InvalidItemError
 from hydrangea.gateway import GatewayType
 from hydrangea.message import ImagePart, Message, Role, TextPart, ToolCallPart, ToolResultPart
 
 __all__ = [
     "LEADING_USER_PLACEHOLDER",
+    "OTHER_MODEL_SIGNATURE",
     "SYSTEM_NOTICE_PREFIX",
     "GeminiAdapter",
     "GeminiContentItem",
     "GeminiSystemItem",
 ]
-
-_DATA_KEYS = frozenset(
-    {
-        "text",
-        "inline_data",
-        "file_data",
-        "function_call",
-        "function_response",
-        "executable_code",
-        "code_execution_result",
-        "tool_call",
-        "tool_response",
-    }
-)
-_META_KEYS = frozenset(
-    {
-        "thought",
-        "thought_signature",
-        "video_metadata",
-        "media_resolution",
-        "part_metadata",
-        "audio_transcription",
-        "media_processing",
-        "speech_metadata",
-        "document_metadata",
-        "spreadsheet_metadata",
-        "audio_metadata",
-    }
-)
-_MODEL_ONLY = frozenset({"function_call", "thought", "thought_signature", "executable_code"})
-_USER_ONLY = frozenset({"function_response"})
-_CAMEL = {
-    "thoughtSignature": "thought_signature",
-    "inlineData": "inline_data",
-    "fileData": "file_data",
-    "functionCall": "function_call",
-    "functionResponse": "function_response",
-    "executableCode": "executable_code",
-    "codeExecutionResult": "code_execution_result",
-    "videoMetadata": "video_metadata",
-    "mediaResolution": "media_resolution",
-    "partMetadata": "part_metadata",
-    "mimeType": "mime_type",
-    "fileUri": "file_uri",
-    "displayName": "display_name",
-    "willContinue": "will_continue",
-    "partialArgs": "partial_args",
-}
-_FOREIGN_PART_TYPES = frozenset(
-    {"thinking", "redacted_thinking", "tool_use", "tool_result", "reasoning", "function_call"}
-)
-
 
 class GeminiSystemItem(TypedDict):
     """A system message; the leading run becomes ``config.system_instruction``."""
@@ -117,6 +69,7 @@ class GeminiAdapter(Adapter):
     """Adapter for Gemini through the google-genai SDK. Stateless."""
 
     gateway = GatewayType.gemini
+    pairs_by_name = True
 
     def from_message(self, message: Message) -> list[NativeContent]:
         """One Content per message (role ``model`` for the assistant)."""
@@ -133,68 +86,96 @@ class GeminiAdapter(Adapter):
     def from_output(self, output: object) -> list[NativeContent]:
         """Read a ``GenerateContentResponse`` (first candidate), a ``Content``, or JSON.
 
-        JSON may be a Content dict, a list of them, or a raw REST response body with
-        ``candidates``; camelCase keys of the REST form are renamed to snake_case.
+        JSON may be a Content dict, a list of them, or a REST response body with
+        ``candidates``; camelCase keys of the REST form become snake_case (:meth:`canonical`).
+        Every part is kept, known kind or not (``tool_call``/``tool_response`` included).
         """
-        if isinstance(output, dict):
-            if "candidates" in output:
-                return [_normalise(_first_candidate_json(output))]
-            return [_normalise(output)]
-        if isinstance(output, list):
-            entries = dict_entries(output, "expected a Gemini Content dict")
-            return [_normalise(entry) for entry in entries]
-        reject_other_sdk(output, self.gateway, ("openai", "anthropic"))
-        if type(output).__module__.startswith("google.genai"):
-            content = output
-            if hasattr(output, "candidates"):
-                candidates = output.candidates or []
-                if not candidates or getattr(candidates[0], "content", None) is None:
-                    raise InvalidItemError("the Gemini response has no candidate content")
-                content = candidates[0].content
-            dump = getattr(content, "model_dump", None)
-            if dump is not None and hasattr(content, "parts"):
-                return [copy_json(_jsonable(dump(mode="python", exclude_none=True)))]
-        raise InvalidItemError(
-            f"cannot read {type(output).__name__} as Gemini output: pass a "
-            "GenerateContentResponse, a Content, a Content dict or a list of them"
-        )
+        body = output_body(output, self.gateway)
+        if isinstance(body, list):
+            entries = dict_entries(body, "expected a Gemini Content dict")
+            return [canonical(entry) for entry in entries]
+        if not isinstance(body, dict):
+            raise InvalidItemError(f"cannot read {type(body).__name__} as Gemini output")
+        if "candidates" in body or "prompt_feedback" in body or "promptFeedback" in body:
+            return [canonical(_first_candidate_json(body))]
+        return [canonical(body)]
+
+    def canonical(self, item: NativeContent) -> NativeContent:
+        """The snake_case form of a Content (REST camelCase keys renamed; payloads untouched)."""
+        return canonical(item)
 
     def validate(self, item: NativeContent) -> None:
         """Check role and every part against what the Gemini API accepts."""
-        if "content" in item or item.get("role") in {"assistant", "tool", "developer"}:
-            raise GatewayMismatchError(
-                "this looks like an OpenAI or Anthropic message (role/content), not a Gemini "
-                "Content (role/parts)"
-            )
-        if "role" not in item and isinstance(item.get("type"), str):
-            raise GatewayMismatchError(
-                f"a {item['type']!r} item is an OpenAI Responses item, not a Gemini Content"
-            )
+        validate_strict(item)
+
+    def check_output(self, item: NativeContent) -> None:
+        """Check only what the library relies on; unknown part kinds are kept."""
+        check_output(item)
+
+    def tool_sites(self, item: NativeContent) -> tuple[list[CallSite], list[ResultSite]]:
+        """``function_call`` parts of a model turn, ``function_response`` parts of a user turn.
+
+        A call without an id pairs by name (see :mod:`hydrangea.context.pairing`); server-side
+        ``tool_call`` / ``tool_response`` parts are not described.
+        """
+        calls: list[CallSite] = []
+        results: list[ResultSite] = []
         role = item.get("role")
-        if role not in {"user", "model", "system"}:
-            raise InvalidItemError(
-                f"a Gemini item needs role 'user', 'model' or 'system', got {role!r}"
-            )
-        extra = set(item) - {"role", "parts"}
-        if extra:
-            raise InvalidItemError(f"unknown key(s) {sorted(extra)} in a Gemini {role} item")
-        parts = item.get("parts")
-        if not isinstance(parts, list) or not parts:
-            raise InvalidItemError(f"a Gemini {role} item needs a non-empty 'parts' list")
-        for index, part in enumerate(parts):
-            _check_part(role, index, part)
+        for slot, part in enumerate(item.get("parts", [])):
+            if role == "model" and isinstance(part.get("function_call"), dict):
+                call = part["function_call"]
+                ident = call.get("id")
+                ident = ident if isinstance(ident, str) and ident else None
+                calls.append(CallSite(slot, ident, call["name"]))
+            elif role == "user" and isinstance(part.get("function_response"), dict):
+                response = part["function_response"]
+                ident, name = response.get("id"), response.get("name")
+                results.append(
+                    ResultSite(
+                        slot,
+                        ident if isinstance(ident, str) and ident else None,
+                        name if isinstance(name, str) else None,
+                    )
+                )
+        return calls, results
 
     def opens_exchange(self, item: NativeContent) -> bool:
-        """True for a Content holding a ``function_call`` part."""
-        return _has_part(item, "function_call")
+        """True for a Content holding a ``function_call`` part, or a server-side ``tool_call``
+        whose ``tool_response`` is not in the same Content."""
+        if _has_part(item, "function_call"):
+            return True
+        open_ids: set[object] = set()
+        for part in item.get("parts", []):
+            if isinstance(part.get("tool_call"), dict):
+                open_ids.add(part["tool_call"].get("id"))
+            elif isinstance(part.get("tool_response"), dict):
+                open_ids.discard(part["tool_response"].get("id"))
+        return bool(open_ids)
 
     def closes_exchange(self, item: NativeContent) -> bool:
         """True for a Content holding a ``function_response`` part."""
         return _has_part(item, "function_response")
 
+    def to_messages(self, item: NativeContent, ids: CallIds | None = None) -> list[Message]:
+        """Text, images, function calls and responses as a Message (``model`` reads as the
+        assistant). An id-less call gets its stable id (``ids``, else numbered in the item)."""
+        return read_content(item, ids)
+
+    def for_other_model(self, item: NativeContent) -> NativeContent | None:
+        """Thought signatures belong to the model that made them: they are removed, ``thought``
+        parts are left out, and the turn's first ``function_call`` gets Google's documented
+        placeholder signature instead (:data:`OTHER_MODEL_SIGNATURE`), which Gemini 3 accepts
+        for calls it did not make. A Content left with no part is left out."""
+        return without_signatures(item)
+
     def build_request(self, items: Sequence[NativeContent]) -> dict[str, Any]:
-        """``{"contents": [...], "config"?: {"system_instruction": ...}}``."""
-        return build_gemini_request(items)
+        """``{"contents": [...], "config"?: {"system_instruction": ...}}``.
+
+        To pass a config of your own, give it to ``Context.request(config=...)``: the system
+        instruction is merged into it, so there is one ``config`` keyword (see
+        "Composing request keywords" in the providers guide).
+        """
+        return build_gemini_request(items, self.pairing)
 
     def item_text(self, item: NativeContent) -> str:
         """Text, call arguments (JSON) and function responses; no signatures or bytes."""
@@ -249,109 +230,3 @@ def _first_candidate_json(body: dict[str, Any]) -> dict[str, Any]:
     return content
 
 
-def _normalise(content: dict[str, Any]) -> dict[str, Any]:
-    """Rename the REST form's camelCase part keys (not inside args or responses)."""
-    parts = content.get("parts")
-    if not isinstance(parts, list):
-        return content
-    renamed = []
-    for part in parts:
-        if not isinstance(part, dict):
-            renamed.append(part)
-            continue
-        fixed: dict[str, Any] = {}
-        for key, value in part.items():
-            new_key = _CAMEL.get(str(key), str(key))
-            nested = new_key in {"inline_data", "file_data", "function_call"}
-            if nested and isinstance(value, dict):
-                fixed[new_key] = {_CAMEL.get(k, k): v for k, v in value.items()}
-            else:
-                fixed[new_key] = value
-        renamed.append(fixed)
-    return {**content, "parts": renamed}
-
-
-def _jsonable(value: object) -> object:
-    """SDK python dump to JSON values: bytes as standard base64, enums as their values."""
-    if isinstance(value, bytes):
-        return base64.b64encode(value).decode("ascii")
-    if isinstance(value, Enum):
-        return value.value
-    if isinstance(value, dict):
-        return {key: _jsonable(inner) for key, inner in value.items()}
-    if isinstance(value, list | tuple):
-        return [_jsonable(inner) for inner in value]
-    return value
-
-
-def _check_part(role: str, index: int, part: object) -> None:
-    where = f"part {index} of a Gemini {role} item"
-    if not isinstance(part, dict):
-        raise InvalidItemError(f"{where} must be an object, got {type(part).__name__}")
-    if part.get("type") in _FOREIGN_PART_TYPES:
-        raise GatewayMismatchError(f"{where}: a {part['type']!r} block belongs to another gateway")
-    camel = sorted(key for key in part if key in _CAMEL)
-    if camel:
-        raise InvalidItemError(f"{where}: use snake_case keys, not {camel}")
-    unknown = set(part) - _DATA_KEYS - _META_KEYS
-    if unknown:
-        raise InvalidItemError(f"{where} has unknown key(s) {sorted(unknown)}")
-    data = [key for key in part if key in _DATA_KEYS]
-    if len(data) > 1:
-        raise InvalidItemError(f"{where} holds several kinds of data {sorted(data)}")
-    if not data and "thought_signature" not in part:
-        raise InvalidItemError(f"{where} holds no data (text, inline_data, function_call, ...)")
-    if role == "system" and set(part) != {"text"}:
-        raise InvalidItemError(f"{where}: a system item carries text parts only")
-    for key in part:
-        if key in _MODEL_ONLY and role != "model":
-            raise InvalidItemError(f"{where}: {key!r} belongs in a model turn")
-        if key in _USER_ONLY and role != "user":
-            raise InvalidItemError(f"{where}: {key!r} belongs in a user turn")
-    _check_values(where, part)
-
-
-def _check_values(where: str, part: dict[str, Any]) -> None:
-    if "text" in part and not isinstance(part["text"], str):
-        raise InvalidItemError(f"{where}: 'text' must be a string")
-    if part.get("text") == "" and "thought_signature" not in part:
-        raise InvalidItemError(f"{where}: the API rejects an empty text part")
-    if "thought" in part and not isinstance(part["thought"], bool):
-        raise InvalidItemError(f"{where}: 'thought' must be a boolean")
-    if "thought_signature" in part:
-        _check_base64(where, "thought_signature", part["thought_signature"])
-    if "inline_data" in part:
-        blob = part["inline_data"]
-        if not isinstance(blob, dict) or not isinstance(blob.get("mime_type"), str):
-            raise InvalidItemError(f"{where}: 'inline_data' needs a 'mime_type' string")
-        _check_base64(where, "inline_data.data", blob.get("data"))
-    if "file_data" in part:
-        file_data = part["file_data"]
-        if not isinstance(file_data, dict) or not isinstance(file_data.get("file_uri"), str):
-            raise InvalidItemError(f"{where}: 'file_data' needs a 'file_uri' string")
-    if "function_call" in part:
-        call = part["function_call"]
-        if not isinstance(call, dict) or not isinstance(call.get("name"), str) or not call["name"]:
-            raise InvalidItemError(f"{where}: 'function_call' needs a non-empty 'name'")
-        if not isinstance(call.get("args", {}), dict):
-            raise InvalidItemError(f"{where}: 'function_call.args' must be an object")
-        if "id" in call and (not isinstance(call["id"], str) or not call["id"]):
-            raise InvalidItemError(f"{where}: 'function_call.id' must be a non-empty string")
-    if "function_response" in part:
-        response = part["function_response"]
-        if not isinstance(response, dict):
-            raise InvalidItemError(f"{where}: 'function_response' must be an object")
-        ident, name = response.get("id"), response.get("name")
-        if not (isinstance(ident, str) and ident) and not (isinstance(name, str) and name):
-            raise InvalidItemError(f"{where}: 'function_response' needs an 'id' or a 'name'")
-        if not isinstance(response.get("response", {}), dict):
-            raise InvalidItemError(f"{where}: 'function_response.response' must be an object")
-
-
-def _check_base64(where: str, key: str, value: object) -> None:
-    if not isinstance(value, str) or not value:
-        raise InvalidItemError(f"{where}: {key!r} must be a non-empty base64 string")
-    try:
-        base64.b64decode(value.replace("-", "+").replace("_", "/"), validate=True)
-    except ValueError as exc:
-        raise InvalidItemError(f"{where}: {key!r} is not valid base64 ({exc})") from exc

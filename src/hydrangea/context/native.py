@@ -17,8 +17,11 @@ plain JSON object, so a Context serializes without any SDK installed.
 """
 
 
-def copy_json(item: object) -> NativeContent:
+def copy_json(item: object, *, sort_keys: bool = False) -> NativeContent:
     """Return an independent deep copy of ``item``, checking that it is a JSON object.
+
+    With ``sort_keys`` the copy's object keys are sorted at every depth (the canonical key order
+    of stored provider output).
 
     Raises :class:`~hydrangea.errors.InvalidItemError` for anything that is not a dict of
     JSON-serializable values (bytes, sets, NaN and the like).
@@ -28,7 +31,7 @@ def copy_json(item: object) -> NativeContent:
             f"a native item must be a JSON object (dict), got {type(item).__name__}"
         )
     try:
-        copied = json.loads(json.dumps(item, allow_nan=False))
+        copied = json.loads(json.dumps(item, allow_nan=False, sort_keys=sort_keys))
     except (TypeError, ValueError) as exc:
         raise InvalidItemError(f"a native item must be JSON-serializable: {exc}") from exc
     assert isinstance(copied, dict)

@@ -15,10 +15,10 @@ marked by the prefix :data:`~hydrangea.context._openai_common.TOOL_ERROR_PREFIX`
 
 Pairing rule of the request builder (deterministic, stored items untouched): Chat Completions
 wants the answers to an assistant message's ``tool_calls`` in the run of tool messages right after
-it. The answer to a call is the first later tool message with the same ``tool_call_id`` not
-already taken by an earlier call; it is moved into that run if it sits further down (after a user
-message, say), as the Anthropic and Gemini builders do. The run holds the answers in their stored
-order, then, for each call with no answer anywhere after it, a tool message reading
+it. Which tool message answers which call is the pairing engine's decision
+(:mod:`hydrangea.context.pairing`); the answer is moved into that run if it sits further down
+(after a user message, say), as the Anthropic and Gemini builders do. The run holds the answers
+in their stored order, then, for each call with no answer anywhere after it, a tool message reading
 :data:`~hydrangea.context.adapter.ORPHAN_CALL_NOTICE`. Every other message keeps its order; a tool
 message that answers no earlier call (a second answer, one whose call is missing or comes later)
 stays where it is as a user message ``"[tool result <id>] <content>"``.
@@ -38,22 +38,26 @@ import logging
 from collections.abc import Sequence
 from typing import Any, Literal, NotRequired, TypedDict, assert_never
 
-from hydrangea.context._openai_chat_checks import ASSISTANT_KEYS, validate_chat_message
+from hydrangea.context._intake import output_body
+from hydrangea.context._openai_chat_checks import (
+    ASSISTANT_KEYS,
+    check_chat_output,
+    validate_chat_message,
+)
 from hydrangea.context._openai_common import (
     arguments_json,
     image_url,
     orphan_result_text,
     output_entries,
-    reject_foreign_sdk_object,
-    sdk_dump,
-    sdk_origin,
     split_assistant_parts,
     split_user_parts,
     tool_result_text,
 )
-from hydrangea.context.adapter import ORPHAN_CALL_NOTICE, Adapter
+from hydrangea.context._openai_read import read_chat_message
+from hydrangea.context.adapter import ORPHAN_CALL_NOTICE, Adapter, CallIds
 from hydrangea.context.native import NativeContent
-from hydrangea.errors import GatewayMismatchError, InvalidItemError
+from hydrangea.context.pairing import CallSite, Pairing, ResultSite
+from hydrangea.errors import InvalidItemError
 from hydrangea.gateway import GatewayType
 from hydrangea.message import Message, Role, TextPart
 
@@ -147,43 +151,27 @@ class OpenAIChatAdapter(Adapter):
     # -- model output -> items -----------------------------------------------------------------
 
     def from_output(self, output: object) -> list[NativeContent]:
-        """Read a chat message dict, a list of them, a ``ChatCompletion`` (dict or SDK object).
+        """Read a chat message dict, a list of them, a ``ChatCompletion`` (dict or SDK object,
+        ``ParsedChatCompletion`` included) or a ``ChatCompletionMessage``.
 
-        Assistant output loses what the API does not take back: null fields, ``annotations``
-        and the audio payload (its ``id`` is kept). Any other unknown key is left for
-        :meth:`validate` to reject.
+        An assistant message is put in its canonical form (:meth:`canonical`).
         """
-        if isinstance(output, dict):
-            return [self._from_dict(output)]
-        if isinstance(output, list):
-            return [self._from_dict(entry) for entry in output_entries(output)]
-        reject_foreign_sdk_object(output, self.gateway)
-        if sdk_origin(output) == "openai":
-            name = type(output).__name__
-            if name == "ChatCompletion":
-                return [_clean_output_message(_first_choice(sdk_dump(output)))]
-            if name == "ChatCompletionMessage":
-                return [_clean_output_message(sdk_dump(output))]
-            raise GatewayMismatchError(
-                f"an openai {name} is not Chat Completions output (Responses objects belong to "
-                "an openai_responses Context)"
-            )
-        raise InvalidItemError(
-            f"cannot read model output of type {type(output).__name__}: expected a chat message "
-            "dict, a list of them, or a ChatCompletion"
-        )
+        body = output_body(output, self.gateway)
+        if isinstance(body, list):
+            return [self.canonical(entry) for entry in output_entries(body)]
+        if not isinstance(body, dict):
+            raise InvalidItemError(f"cannot read {type(body).__name__} as Chat Completions output")
+        if body.get("object") == "chat.completion":
+            return [self.canonical(_first_choice(body))]
+        return [self.canonical(body)]
 
-    def _from_dict(self, output: dict[str, Any]) -> NativeContent:
-        kind = output.get("object")
-        if kind == "chat.completion":
-            return _clean_output_message(_first_choice(output))
-        if kind == "response":
-            raise GatewayMismatchError(
-                "a Responses API response cannot be pushed into an openai (Chat) Context"
-            )
-        if output.get("role") == "assistant":
-            return _clean_output_message(output, keep_unknown=True)
-        return output
+    def canonical(self, item: NativeContent) -> NativeContent:
+        """An assistant message keeps what Chat Completions takes back as input: null values,
+        ``annotations``, the SDK's ``parsed`` and any other output-only key are dropped, and the
+        audio payload is reduced to its ``id``. Other messages are kept as they are."""
+        if item.get("role") == "assistant":
+            return _clean_output_message(item)
+        return item
 
     # -- validation ----------------------------------------------------------------------------
 
@@ -191,7 +179,24 @@ class OpenAIChatAdapter(Adapter):
         """Raise InvalidItemError unless ``item`` is a chat message Chat Completions accepts."""
         validate_chat_message(item)
 
+    def check_output(self, item: NativeContent) -> None:
+        """Check only what the library relies on (roles, tool calls and their ids)."""
+        check_chat_output(item)
+
     # -- tool exchanges ------------------------------------------------------------------------
+
+    def tool_sites(self, item: NativeContent) -> tuple[list[CallSite], list[ResultSite]]:
+        """The ``tool_calls`` of an assistant message; a ``tool`` message is one result."""
+        role = item.get("role")
+        if role == "tool":
+            return [], [ResultSite(0, item["tool_call_id"])]
+        if role != "assistant" or not isinstance(item.get("tool_calls"), list):
+            return [], []
+        calls = [
+            CallSite(slot, call["id"], _call_name(call))
+            for slot, call in enumerate(item["tool_calls"])
+        ]
+        return calls, []
 
     def opens_exchange(self, item: NativeContent) -> bool:
         """True for an assistant message with ``tool_calls``: its tool messages follow it."""
@@ -201,11 +206,18 @@ class OpenAIChatAdapter(Adapter):
         """True for a ``tool`` (or legacy ``function``) message answering a call."""
         return item.get("role") in ("tool", "function")
 
+    # -- reading back --------------------------------------------------------------------------
+
+    def to_messages(self, item: NativeContent, ids: CallIds | None = None) -> list[Message]:
+        """System/developer, user (text, images), assistant (text, refusals, tool calls) and
+        tool messages (a user Message holding one tool result) as Messages."""
+        return read_chat_message(item)
+
     # -- request -------------------------------------------------------------------------------
 
     def build_request(self, items: Sequence[NativeContent]) -> dict[str, Any]:
         """``{"messages": [...]}`` with every tool call answered and no stray tool message."""
-        answers, claimed = _pair_calls(items)
+        answers, claimed = _pair_calls(items, self.pairing(items))
         messages: list[dict[str, Any]] = []
         for index, item in enumerate(items):
             if index in claimed:
@@ -233,13 +245,13 @@ def _first_choice(completion: dict[str, Any]) -> dict[str, Any]:
     return message
 
 
-def _clean_output_message(message: dict[str, Any], *, keep_unknown: bool = False) -> NativeContent:
-    """Drop what an assistant input message does not take: null values, ``annotations``, the
-    audio payload (only its ``id`` goes back) and, unless ``keep_unknown``, any other key."""
+def _clean_output_message(message: dict[str, Any]) -> NativeContent:
+    """Drop what an assistant input message does not take: null values, ``annotations``, any
+    other output-only key, and the audio payload (only its ``id`` goes back)."""
     cleaned = {
         key: value
         for key, value in message.items()
-        if value is not None and key != "annotations" and (keep_unknown or key in ASSISTANT_KEYS)
+        if value is not None and key in ASSISTANT_KEYS
     }
     dropped = sorted(set(message) - set(cleaned))
     if dropped:
@@ -255,41 +267,36 @@ def _tool_as_text(tool: NativeContent) -> dict[str, Any]:
     return {"role": "user", "content": text}
 
 
+def _call_name(call: dict[str, Any]) -> str:
+    body = call.get(call.get("type", "function"))
+    return str(body.get("name", "")) if isinstance(body, dict) else ""
+
+
 def _pair_calls(
-    items: Sequence[NativeContent],
+    items: Sequence[NativeContent], pairing: Pairing
 ) -> tuple[dict[int, list[dict[str, Any]]], set[int]]:
     """The tool run to send after each assistant message with calls, and the claimed indices.
 
-    Each call takes the first later, not yet claimed tool message with its id (assistant
-    messages in stored order, calls in their order); a run holds the claimed tool messages in
+    The pairing engine decides who answers whom; a run holds the claimed tool messages in
     stored order, then a notice for each call left unanswered.
     """
-    pending: dict[str, list[int]] = {}
-    for index, item in enumerate(items):
-        if item.get("role") == "tool":
-            pending.setdefault(item["tool_call_id"], []).append(index)
+    found: dict[int, list[int]] = {}
+    missing: dict[int, list[str]] = {}
+    for (index, slot), _, ident in pairing.calls:
+        result = pairing.answer.get((index, slot))
+        if result is None:
+            missing.setdefault(index, []).append(ident)
+        else:
+            found.setdefault(index, []).append(result[0])
     answers: dict[int, list[dict[str, Any]]] = {}
     claimed: set[int] = set()
-    for index, item in enumerate(items):
-        calls = item.get("tool_calls") if item.get("role") == "assistant" else None
-        if not calls:
-            continue
-        found: list[int] = []
-        missing: list[str] = []
-        for call in calls:
-            queue = pending.get(call["id"], [])
-            later = next((position for position in queue if position > index), None)
-            if later is None:
-                missing.append(call["id"])
-                continue
-            queue.remove(later)
-            found.append(later)
-        found.sort()
-        claimed.update(found)
-        run = [copy.deepcopy(items[position]) for position in found]
+    for index in found.keys() | missing.keys():
+        positions = sorted(found.get(index, []))
+        claimed.update(positions)
+        run = [copy.deepcopy(items[position]) for position in positions]
         run.extend(
             {"role": "tool", "tool_call_id": call_id, "content": ORPHAN_CALL_NOTICE}
-            for call_id in missing
+            for call_id in missing.get(index, [])
         )
         answers[index] = run
     return answers, claimed

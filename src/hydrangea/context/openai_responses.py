@@ -17,7 +17,8 @@ Model output (``Response.output``) is stored item by item; ``reasoning`` items k
 ``id``, ``summary`` and ``encrypted_content`` byte for byte.
 
 Pairing rule of the request builder: a ``function_call`` (or ``custom_tool_call``) is answered
-by the first output with its ``call_id`` anywhere after it. An unanswered call gets an output
+by an output with its ``call_id`` anywhere after it, as the pairing engine decides
+(:mod:`hydrangea.context.pairing`). An unanswered call gets an output
 reading :data:`~hydrangea.context.adapter.ORPHAN_CALL_NOTICE` right after the model turn that
 made it (the run of model-side items holding the call); an output that answers nothing becomes a
 user message ``"[tool result <call_id>] <output>"`` in its place.
@@ -41,26 +42,27 @@ import logging
 from collections.abc import Sequence
 from typing import Any, Literal, NotRequired, TypedDict, assert_never
 
+from hydrangea.context._intake import output_body
 from hydrangea.context._openai_common import (
     arguments_json,
     image_url,
     orphan_result_text,
     output_entries,
-    reject_foreign_sdk_object,
-    sdk_dump,
-    sdk_origin,
     split_assistant_parts,
     split_user_parts,
     tool_result_text,
 )
+from hydrangea.context._openai_read import read_responses_item
 from hydrangea.context._openai_responses_checks import (
     CALL_OUTPUT_TYPES,
+    check_responses_output,
     is_model_side,
     validate_responses_item,
 )
-from hydrangea.context.adapter import ORPHAN_CALL_NOTICE, Adapter
+from hydrangea.context.adapter import ORPHAN_CALL_NOTICE, Adapter, CallIds
 from hydrangea.context.native import NativeContent
-from hydrangea.errors import GatewayMismatchError, InvalidItemError
+from hydrangea.context.pairing import CallSite, ResultSite
+from hydrangea.errors import InvalidItemError
 from hydrangea.gateway import GatewayType
 from hydrangea.message import Message, Role, TextPart
 
@@ -155,43 +157,26 @@ class OpenAIResponsesAdapter(Adapter):
     # -- model output -> items -----------------------------------------------------------------
 
     def from_output(self, output: object) -> list[NativeContent]:
-        """Read an input item dict, a list of them, or a ``Response`` (dict or SDK object).
+        """Read an input item dict, a list of them, or a ``Response`` (dict or SDK object,
+        ``ParsedResponse`` included).
 
-        Null fields are dropped (as the SDK's ``exclude_none`` would); everything else,
-        reasoning state included, is kept as it is.
+        Every output item is kept, built-in tool items and item types the library does not know
+        included; null fields are dropped (:meth:`canonical`), reasoning state is kept as it is.
         """
-        if isinstance(output, dict):
-            return self._from_dict(output)
-        if isinstance(output, list):
-            entries = output_entries(output)
-            return [item for entry in entries for item in self._from_dict(entry)]
-        reject_foreign_sdk_object(output, self.gateway)
-        if sdk_origin(output) == "openai":
-            name = type(output).__name__
-            module = type(output).__module__
-            if name == "Response":
-                return _response_items(sdk_dump(output))
-            if module.startswith("openai.types.responses.") and hasattr(output, "type"):
-                return [sdk_dump(output)]
-            raise GatewayMismatchError(
-                f"an openai {name} is not Responses output (Chat Completions objects belong to "
-                "an openai Context)"
-            )
-        raise InvalidItemError(
-            f"cannot read model output of type {type(output).__name__}: expected a Responses "
-            "input item dict, a list of them, or a Response"
-        )
+        body = output_body(output, self.gateway)
+        if isinstance(body, list):
+            return [self.canonical(entry) for entry in output_entries(body)]
+        if not isinstance(body, dict):
+            raise InvalidItemError(f"cannot read {type(body).__name__} as Responses output")
+        if body.get("object") == "response":
+            return _response_items(body)
+        return [self.canonical(body)]
 
-    @staticmethod
-    def _from_dict(output: dict[str, Any]) -> list[NativeContent]:
-        kind = output.get("object")
-        if kind == "response":
-            return _response_items(output)
-        if kind == "chat.completion":
-            raise GatewayMismatchError(
-                "a Chat Completions response cannot be pushed into an openai_responses Context"
-            )
-        return [_without_nulls(output)]
+    def canonical(self, item: NativeContent) -> NativeContent:
+        """``item`` without null-valued keys, at every depth (as the SDK's dumps leave them)."""
+        cleaned = _without_nulls(item)
+        assert isinstance(cleaned, dict)
+        return cleaned
 
     # -- validation ----------------------------------------------------------------------------
 
@@ -199,23 +184,56 @@ class OpenAIResponsesAdapter(Adapter):
         """Raise InvalidItemError unless ``item`` is an input item the Responses API accepts."""
         validate_responses_item(item)
 
+    def check_output(self, item: NativeContent) -> None:
+        """Check only what the library relies on; unknown item types are kept."""
+        check_responses_output(item)
+
     # -- tool exchanges ------------------------------------------------------------------------
 
-    def opens_exchange(self, item: NativeContent) -> bool:
-        """True for any ``*_call`` item and for a ``reasoning`` item (it needs its next item)."""
+    def tool_sites(self, item: NativeContent) -> tuple[list[CallSite], list[ResultSite]]:
+        """A ``function_call`` / ``custom_tool_call`` is one call, its ``*_output`` one result
+        (the two kinds keep their ids apart). Built-in tool items are not described."""
         kind = item.get("type")
-        return isinstance(kind, str) and (kind.endswith("_call") or kind == "reasoning")
+        if kind in CALL_OUTPUT_TYPES:
+            return [CallSite(0, item["call_id"], item["name"], kind=kind)], []
+        if kind in _OUTPUT_TYPES:
+            return [], [ResultSite(0, item["call_id"], kind=kind.removesuffix("_output"))]
+        return [], []
+
+    def opens_exchange(self, item: NativeContent) -> bool:
+        """True for any ``*_call`` item, an MCP approval request, and a ``reasoning`` item (it
+        needs its next item)."""
+        kind = item.get("type")
+        return isinstance(kind, str) and (
+            kind.endswith("_call") or kind in ("reasoning", "mcp_approval_request")
+        )
 
     def closes_exchange(self, item: NativeContent) -> bool:
-        """True for any ``*_output`` item (the answer to an earlier call)."""
+        """True for any ``*_output`` item and an MCP approval response (answers to a call)."""
         kind = item.get("type")
-        return isinstance(kind, str) and kind.endswith("_output")
+        return isinstance(kind, str) and (
+            kind.endswith("_output") or kind == "mcp_approval_response"
+        )
+
+    # -- reading back --------------------------------------------------------------------------
+
+    def to_messages(self, item: NativeContent, ids: CallIds | None = None) -> list[Message]:
+        """Messages, function and custom tool calls and their outputs as Messages; reasoning
+        and built-in tool items have no generic form and give ``[]``."""
+        return read_responses_item(item)
+
+    def for_other_model(self, item: NativeContent) -> NativeContent | None:
+        """A ``reasoning`` item (its ``encrypted_content`` and id belong to the model that
+        reasoned) is left out of a request for another model."""
+        return None if item.get("type") == "reasoning" else item
 
     # -- request -------------------------------------------------------------------------------
 
     def build_request(self, items: Sequence[NativeContent]) -> dict[str, Any]:
         """``{"input": [...]}`` with every tool call answered and no stray tool output."""
-        unanswered, stray = _pairing(items)
+        pairing = self.pairing(items)
+        unanswered = {index for index, _ in pairing.unanswered}
+        stray = {index for index, _ in pairing.orphans}
         result: list[dict[str, Any]] = []
         notices: list[dict[str, Any]] = []
         for index, item in enumerate(items):
@@ -248,25 +266,6 @@ def _followed(items: Sequence[NativeContent], index: int) -> bool:
         return False
     following = items[index + 1]
     return is_model_side(following) and following.get("type") != "reasoning"
-
-
-def _pairing(items: Sequence[NativeContent]) -> tuple[set[int], set[int]]:
-    """Indices of unanswered calls and of outputs that answer no earlier call."""
-    open_calls: dict[tuple[str, str], list[int]] = {}
-    stray: set[int] = set()
-    for index, item in enumerate(items):
-        kind = item.get("type")
-        if kind in CALL_OUTPUT_TYPES:
-            key = (CALL_OUTPUT_TYPES[kind], item["call_id"])
-            open_calls.setdefault(key, []).append(index)
-        elif kind in _OUTPUT_TYPES:
-            waiting = open_calls.get((kind, item["call_id"]))
-            if waiting:
-                waiting.pop(0)
-            else:
-                stray.add(index)
-    unanswered = {index for waiting in open_calls.values() for index in waiting}
-    return unanswered, stray
 
 
 def _output_as_text(item: NativeContent) -> dict[str, Any]:
