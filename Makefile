@@ -2,6 +2,9 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# `make demo` installs only what the demo needs (the `demo` extra), under its own stamp; a venv
+# that `make test` already filled has it all, so the demo install is then a quick no-op.
+DEMO_STAMP := $(VENV)/.installed-demo
 
 .PHONY: demo test lint typecheck pytest docs docs-serve bench clean
 
@@ -11,7 +14,12 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q -e '.[test]'
 	touch $(STAMP)
 
-demo: $(STAMP)
+$(DEMO_STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q -e '.[demo]'
+	touch $(DEMO_STAMP)
+
+demo: $(DEMO_STAMP)
 	$(BIN)/python -m hydrangea demo
 
 lint: $(STAMP)

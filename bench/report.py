@@ -35,8 +35,9 @@ from reporting.peers import (  # noqa: E402
     lifecycle_section,
 )
 from reporting.stores import stores_section  # noqa: E402
+from reporting.turns import load_section, session_section, tokenizers_section  # noqa: E402
 
-KNOWN = ("coop", "asof", "lifecycle", "cache", "stores")
+KNOWN = ("coop", "asof", "lifecycle", "cache", "stores", "session", "load", "tokenizers")
 
 
 def _machine_line(run: dict[str, Any] | None, results: dict[str, dict[str, Any] | None]) -> str:
@@ -111,6 +112,9 @@ def build() -> Page:
         "lifecycle": lifecycle_section,
         "cache": cache_section,
         "stores": stores_section,
+        "session": session_section,
+        "load": load_section,
+        "tokenizers": tokenizers_section,
     }
     for name in names:
         data, missing = loaded[name]

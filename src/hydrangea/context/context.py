@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, overload
 
+from hydrangea.context import _json
 from hydrangea.context._compose import compose_request
 from hydrangea.context.adapter import Adapter
 from hydrangea.context.caching import AnthropicCaching, cached_anthropic_kwargs
@@ -250,7 +250,11 @@ class Context(Sequence[NativeContent]):
     # -- persistence -------------------------------------------------------------------------
 
     def to_json(self) -> str:
-        """Serialize to JSON; :meth:`from_json` of the result gives an identical Context."""
+        """Serialize to JSON; :meth:`from_json` of the result gives an identical Context.
+
+        The text is always the standard library's ``json.dumps(..., ensure_ascii=False,
+        separators=(",", ":"))``; with the ``fast-json`` extra orjson writes the same bytes faster.
+        """
         document: dict[str, Any] = {
             "format": _FORMAT,
             "version": _VERSION,
@@ -260,14 +264,16 @@ class Context(Sequence[NativeContent]):
         models = {str(i): made for i, made in enumerate(self._models) if made is not None}
         if models:
             document["models"] = models
-        return json.dumps(document, ensure_ascii=False, separators=(",", ":"))
+        return _json.dumps(document)
 
     @classmethod
     def from_json(cls, text: str) -> Context:
         """Read a Context written by :meth:`to_json`; items are validated as on append."""
         try:
-            document = json.loads(text)
-        except json.JSONDecodeError as exc:
+            document = _json.loads(text)
+        except _json.NonFiniteNumberError as exc:
+            raise SerializationError(f"saved Context holds an invalid item: {exc}") from exc
+        except ValueError as exc:  # json.JSONDecodeError
             raise SerializationError(f"not a saved Context: invalid JSON ({exc})") from exc
         if not isinstance(document, dict) or document.get("format") != _FORMAT:
             raise SerializationError("not a saved Context: the 'format' field is missing")
@@ -287,11 +293,38 @@ class Context(Sequence[NativeContent]):
         ):
             raise SerializationError("saved Context has an invalid 'models' table")
         try:
-            context = cls(gateway, items)
+            context = cls._from_parsed(gateway, items)
         except InvalidItemError as exc:
             raise SerializationError(f"saved Context holds an invalid item: {exc}") from exc
         for key, made in models.items():
             context._models[int(key)] = made
+        return context
+
+    @classmethod
+    def _from_parsed(cls, gateway: GatewayType, items: list[Any]) -> Context:
+        """A Context that takes ownership of ``items``, freshly parsed JSON nobody else holds.
+
+        Checked as :meth:`extend` checks, without its defensive copy: parsed JSON is already
+        plain JSON values (finite numbers: the parser refused the others) and shared with no
+        caller. An item the gateway's canonical form changes (an older save) is copied in that
+        form with sorted keys, as :meth:`extend` stores it.
+        """
+        context = cls(gateway)
+        adapter = context._adapter
+        for index, item in enumerate(items):
+            if not isinstance(item, dict):
+                raise InvalidItemError(
+                    f"a native item must be a JSON object (dict), got {type(item).__name__}"
+                )
+            canonical = adapter.canonical(item)
+            if canonical is not item and canonical != item:
+                canonical = copy_json(canonical, sort_keys=True)
+                items[index] = canonical
+            else:
+                canonical = item
+            adapter.check_output(canonical)
+        context._items = items
+        context._models = [None] * len(items)
         return context
 
     def save(self, path: str | Path) -> None:
