@@ -401,6 +401,8 @@ def cached_anthropic_kwargs(
     earlier_items: Sequence[int] = (),
     caching: AnthropicCaching | None = None,
     boundaries: MutableMapping[int, int] | None = None,
+    built: dict[str, Any] | None = None,
+    shared_of: Callable[[int], int] | None = None,
 ) -> dict[str, Any]:
     """Build the request for ``items`` and place its breakpoints.
 
@@ -409,9 +411,11 @@ def cached_anthropic_kwargs(
     (see :func:`cache_anthropic_request`). Each boundary is found by building the request of
     the items before it and taking the messages it shares with the full request; pass a
     ``boundaries`` mapping (item count to message count, kept while those items do not change)
-    to build each boundary once per session.
+    to build each boundary once per session. ``built`` (the request already built for
+    ``items``) and ``shared_of`` (boundary to shared message count) let an incremental builder
+    (:mod:`hydrangea.context.request_cache`) skip both builds.
     """
-    kwargs = adapter.build_request(items)
+    kwargs = adapter.build_request(items) if built is None else built
     caching = caching or AnthropicCaching()
     if not caching.enabled:
         return kwargs
@@ -426,6 +430,8 @@ def cached_anthropic_kwargs(
             return len(messages)
         if boundaries is not None and boundary in boundaries:
             return min(boundaries[boundary], len(messages))
+        if shared_of is not None:
+            return shared_of(boundary)
         prefix = adapter.build_request(items[:boundary]).get("messages") or []
         count = 0
         for before, now in zip(prefix, messages, strict=False):
