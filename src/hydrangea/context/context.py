@@ -292,12 +292,13 @@ class Context(Sequence[NativeContent]):
             raise IndexError(f"stable {stable} is outside 0..{len(self._items)}")
         cache = self._requests
         cache.sync(self.detached_from(cache.seen), self.detaches)
-        built = cache.build(self._items, stable, tail)
         if self._gateway is not GatewayType.anthropic:
-            return built
+            return cache.build(self._items, stable, tail)
+        built, blocks, kept = cache.build_with_blocks(self._items, stable, tail)
         return cached_anthropic_kwargs(
             self._adapter, _Sized(stable + len(tail)), stable_items=stable,
-            earlier_items=earlier, caching=caching, built=built,
+            earlier_items=earlier, caching=caching, built=built, blocks=(blocks, kept),
+            memo=cache.memo,
             shared_of=lambda boundary: cache.shared_messages(self._items, boundary, built),
         )
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hydrangea.context.adapter import Adapter
+from hydrangea.context.caching import head_blocks, message_blocks
 from hydrangea.context.native import NativeContent
 from hydrangea.gateway import GatewayType
 
@@ -47,12 +48,24 @@ _LIST_KEY = {
 class _Checkpoint:
     items: int
     messages: int
+    blocks: int = 0
 
 
 class RequestCache:
     """The built messages of a closed prefix of one Context's items, extended as it grows."""
 
-    __slots__ = ("_adapter", "_checkpoints", "_head", "_key", "_messages", "_non_system", "_seen")
+    __slots__ = (
+        "_adapter",
+        "_blocks",
+        "_checkpoints",
+        "_head",
+        "_kept",
+        "_key",
+        "_messages",
+        "_non_system",
+        "_seen",
+        "memo",
+    )
 
     def __init__(self, adapter: Adapter) -> None:
         self._adapter = adapter
@@ -62,6 +75,10 @@ class RequestCache:
         self._checkpoints: list[_Checkpoint] = [_Checkpoint(0, 0)]
         self._non_system = False
         self._seen = 0
+        self._blocks: list[Any] = []  # Anthropic: the cached messages' blocks
+        self._kept: list[int] = []  # Anthropic: which of them carry a caller's cache_control
+        self.memo: dict[str, Any] = {}
+        """Anthropic: the breakpoint placement's memo for this prefix (emptied on a detach)."""
 
     @property
     def prefix(self) -> int:
@@ -75,8 +92,11 @@ class RequestCache:
             return
         while self._checkpoints[-1].items > detached_from:
             self._checkpoints.pop()
+        self.memo.clear()
         kept = self._checkpoints[-1]
         del self._messages[kept.messages :]
+        del self._blocks[kept.blocks :]
+        self._kept = [n for n in self._kept if n < kept.blocks]
         if kept.items == 0:
             self._head = {}
             self._non_system = False
@@ -90,6 +110,31 @@ class RequestCache:
         self, source: Sequence[NativeContent], stable: int, tail: Sequence[NativeContent]
     ) -> dict[str, Any]:
         """The request for ``source[:stable] + tail`` (``source``: the Context's items)."""
+        return self._compose(source, stable, tail)[0]
+
+    def build_with_blocks(
+        self, source: Sequence[NativeContent], stable: int, tail: Sequence[NativeContent]
+    ) -> tuple[dict[str, Any], list[Any], tuple[int, ...]]:
+        """Anthropic: :meth:`build`, with the request's blocks and caller-marker positions as
+        :func:`~hydrangea.context.caching.cache_anthropic_request` computes them, the cached
+        prefix's taken from the cache."""
+        built, checkpoint = self._compose(source, stable, tail)
+        head = head_blocks(built)
+        messages = built.get(self._key) or []
+        blocks = [*head, *self._blocks[: checkpoint.blocks]]
+        for m in range(checkpoint.messages, len(messages)):
+            blocks.extend(message_blocks(m, messages[m]))
+        offset = len(head)
+        kept = [n for n, b in enumerate(head) if _marked(b.value)]
+        kept.extend(offset + n for n in self._kept if n < checkpoint.blocks)
+        kept.extend(
+            n for n in range(offset + checkpoint.blocks, len(blocks)) if _marked(blocks[n].value)
+        )
+        return built, blocks, tuple(kept)
+
+    def _compose(
+        self, source: Sequence[NativeContent], stable: int, tail: Sequence[NativeContent]
+    ) -> tuple[dict[str, Any], _Checkpoint]:
         self._advance(source, min(stable, len(source) - 1))
         checkpoint = self._usable(source, stable, tail)
         p = checkpoint.items
@@ -97,7 +142,7 @@ class RequestCache:
         if p == 0:
             built = self._adapter.build_request(rest)
             built[self._key] = list(built.get(self._key) or [])
-            return built
+            return built, self._checkpoints[0]
         out = {
             key: list(value) if isinstance(value, list) else dict(value)
             if isinstance(value, dict) else value
@@ -107,7 +152,7 @@ class RequestCache:
             *self._messages[: checkpoint.messages],
             *self._tail_messages(source[p - 1], rest),
         ]
-        return out
+        return out, checkpoint
 
     def _usable(
         self, source: Sequence[NativeContent], stable: int, tail: Sequence[NativeContent]
@@ -173,7 +218,13 @@ class RequestCache:
         else:
             self._messages.extend(self._tail_messages(source[p - 1], segment))
         self._non_system = True
-        self._checkpoints.append(_Checkpoint(stable, len(self._messages)))
+        if self._adapter.gateway is GatewayType.anthropic:
+            for m in range(self._checkpoints[-1].messages, len(self._messages)):
+                for block in message_blocks(m, self._messages[m]):
+                    if _marked(block.value):
+                        self._kept.append(len(self._blocks))
+                    self._blocks.append(block)
+        self._checkpoints.append(_Checkpoint(stable, len(self._messages), len(self._blocks)))
 
     def _valid(
         self, source: Sequence[NativeContent], p: int, stable: int, segment: list[NativeContent]
@@ -194,6 +245,10 @@ class RequestCache:
                 return not any(_idless_call(item) for item in segment)
             case _:
                 return True
+
+
+def _marked(value: object) -> bool:
+    return isinstance(value, dict) and "cache_control" in value
 
 
 def _gemini_role(item: NativeContent) -> str:
