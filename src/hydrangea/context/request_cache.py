@@ -121,7 +121,8 @@ class RequestCache:
         built, checkpoint = self._compose(source, stable, tail)
         head = head_blocks(built)
         messages = built.get(self._key) or []
-        blocks = [*head, *self._blocks[: checkpoint.blocks]]
+        blocks = head
+        blocks.extend(self._blocks[: checkpoint.blocks])
         for m in range(checkpoint.messages, len(messages)):
             blocks.extend(message_blocks(m, messages[m]))
         offset = len(head)
@@ -148,10 +149,9 @@ class RequestCache:
             if isinstance(value, dict) else value
             for key, value in self._head.items()
         }
-        out[self._key] = [
-            *self._messages[: checkpoint.messages],
-            *self._tail_messages(source[p - 1], rest),
-        ]
+        messages = self._messages[: checkpoint.messages]  # the one copy of the prefix
+        messages.extend(self._tail_messages(source[p - 1], rest))
+        out[self._key] = messages
         return out, checkpoint
 
     def _usable(
