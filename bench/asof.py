@@ -8,6 +8,15 @@ CPU time, which other load on a shared machine disturbs far less than wall time;
 recorded too) is reported with the ratio keelgate / hydrangea; results go to
 bench/results/asof.json.
 
+Two more measurements, with the exact o200k counter (``hydrangea.asof.OpenAITokenCounter``):
+
+* fence cost: on what each library renders for the same 200 items, the tokens of framing per
+  fenced block (the data minus the contents, per block) and the fixed cost (the notice and
+  what else a build adds once), side by side;
+* exact against approximate: one hydrangea build at ``--exact-items`` items (100,000 by default)
+  and 90% of the full size, with the exact counter and with the approximate one (target: the
+  exact build within 3x of the approximate one).
+
 keelgate is a peer library and never a dependency of this project: it lives only in the
 benchmark's own virtualenv, bench/.venv-asof (requirements in bench/requirements-asof.txt).
 Run ``python bench/asof.py`` with any Python 3.11+; the script creates that virtualenv on first
@@ -137,7 +146,7 @@ def _keelgate_items(specs: list[dict[str, Any]]) -> list[Any]:
     return _items(specs, ContextItem, ItemKind)
 
 
-def run_hydrangea(items: list[Any], budget: int) -> dict[str, Any]:
+def run_hydrangea(items: list[Any], budget: int, keep: bool = False) -> dict[str, Any]:
     from hydrangea.asof import ContextBuilder
 
     builder = ContextBuilder(as_of=AS_OF, token_budget=budget)
@@ -146,10 +155,12 @@ def run_hydrangea(items: list[Any], budget: int) -> dict[str, Any]:
     built = builder.build()
     return {"tokens": built.tokens, "shown": len(built.items),
             "compacted": sum(len(c.source_ids) for c in built.compactions),
-            "dropped": len(built.dropped)}
+            "dropped": len(built.dropped), **({"built": built} if keep else {})}
 
 
-def run_keelgate(items: list[Any], budget: int, loop: asyncio.AbstractEventLoop) -> dict[str, Any]:
+def run_keelgate(
+    items: list[Any], budget: int, loop: asyncio.AbstractEventLoop, keep: bool = False
+) -> dict[str, Any]:
     from keelgate.context import ContextBuilder
 
     builder = ContextBuilder(as_of=AS_OF, token_budget=budget)
@@ -158,7 +169,62 @@ def run_keelgate(items: list[Any], budget: int, loop: asyncio.AbstractEventLoop)
     built = loop.run_until_complete(builder.build())
     return {"tokens": built.tokens, "shown": len(built.items),
             "compacted": sum(len(c.source_ids) for c in built.compactions),
-            "dropped": len(built.dropped)}
+            "dropped": len(built.dropped), **({"built": built} if keep else {})}
+
+
+def fence_costs(n: int = 200) -> dict[str, Any]:
+    """Per-block and fixed framing tokens of both libraries' renderings, counted with o200k."""
+    from keelgate.context import UNTRUSTED_NOTICE
+
+    from hydrangea.asof import OpenAITokenCounter, unfence
+
+    counter = OpenAITokenCounter("o200k_base")
+    count = counter.count
+    specs = [s for s in generate(n + 2) if not s["trusted"]]
+    contents = sum(count(s["content"]) for s in specs)
+    ours = run_hydrangea(_hydrangea_items(specs), 10**9, keep=True)["built"]
+    (data,) = [m.text for m in ours.messages]
+    first, last = data.index("\n\n¤") + 2, data.rindex("\n\n¤") + 2
+    fixed_ours = count(data[:first]) + count(data[last:])
+    assert len(unfence(data)) == len(specs)
+    per_ours = (count(data) - fixed_ours - contents) / len(specs)
+    loop = asyncio.new_event_loop()
+    theirs = run_keelgate(_keelgate_items(specs), 10**9, loop, keep=True)["built"]
+    loop.close()
+    fenced = theirs.messages[-1].content
+    per_theirs = (count(fenced) - contents) / len(specs)
+    fixed_theirs = count("\n\n" + UNTRUSTED_NOTICE)
+    return {"blocks": len(specs), "counter": "o200k_base (exact)",
+            "per_block": {"hydrangea": per_ours, "keelgate": per_theirs},
+            "fixed": {"hydrangea": fixed_ours, "keelgate": fixed_theirs},
+            "targets": {"per_block": 20, "fixed": 60}}
+
+
+def exact_against_approximate(n: int, repeats: int) -> dict[str, Any]:
+    """One build at 90% of the full size with each counter; CPU seconds of the whole job."""
+    from hydrangea.asof import ApproxTokenCounter, ContextBuilder, OpenAITokenCounter
+
+    items = _hydrangea_items(generate(n))
+    out: dict[str, Any] = {"items": n, "budget": "90% of the full size (own counter)"}
+    for name, counter in (("approximate", ApproxTokenCounter()),
+                          ("exact", OpenAITokenCounter("o200k_base"))):
+        full = ContextBuilder(as_of=AS_OF, token_budget=10**12, counter=counter)
+        for item in items:
+            full.add(item)
+        budget = int(full.build().tokens * 0.9)
+
+        def job(counter: Any = counter, budget: int = budget) -> dict[str, Any]:
+            builder = ContextBuilder(as_of=AS_OF, token_budget=budget, counter=counter)
+            for item in items:
+                builder.add(item)
+            built = builder.build()
+            return {"tokens": built.tokens, "budget": budget, "dropped": len(built.dropped)}
+
+        cpu, wall, result = best_of(job, repeats=repeats, slow=20.0)
+        out[name] = {"cpu_seconds": cpu, "wall_seconds": wall, **result}
+    out["ratio_exact_over_approximate"] = out["exact"]["cpu_seconds"] / out["approximate"][
+        "cpu_seconds"]
+    return out
 
 
 def best_of(
@@ -183,6 +249,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n", 1)[0])
     parser.add_argument("--quick", action="store_true", help="1,000 items only")
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--exact-items", type=int, default=100_000,
+                        help="items of the exact-against-approximate build (0: skip it)")
     args = parser.parse_args()
     _ensure_environment()
     sys.path.insert(0, str(ROOT / "src"))
@@ -193,6 +261,17 @@ def main() -> None:
     probe = "x" * 1234
     assert KeelCounter().count(probe) == ApproxTokenCounter().count(probe)  # same counter
 
+    fences = fence_costs()
+    print("fence cost, o200k tokens: per block hydrangea {:.1f} / keelgate {:.1f}; fixed "
+          "hydrangea {} / keelgate {}".format(fences["per_block"]["hydrangea"],
+                                              fences["per_block"]["keelgate"],
+                                              fences["fixed"]["hydrangea"],
+                                              fences["fixed"]["keelgate"]), flush=True)
+    exact = exact_against_approximate(args.exact_items, 1) if args.exact_items else None
+    if exact is not None:
+        print(f"exact vs approximate counter, {exact['items']} items at 90%: "
+              f"{exact['exact']['cpu_seconds']:.2f}s / {exact['approximate']['cpu_seconds']:.2f}s"
+              f" = {exact['ratio_exact_over_approximate']:.2f}x (target <= 3x)", flush=True)
     loop = asyncio.new_event_loop()
     rows: list[dict[str, Any]] = []
     sizes = SIZES[:1] if args.quick else SIZES
@@ -251,6 +330,8 @@ def main() -> None:
                     "python": platform.python_version()},
         "keelgate_version": _version("keelgate"),
         "target_ratio_at_10000_items_50pct": TARGET_RATIO,
+        "fence_cost": fences,
+        "exact_against_approximate": exact,
         "rows": rows,
     }, indent=2) + "\n")
     print(f"wrote {RESULTS.relative_to(ROOT)}")

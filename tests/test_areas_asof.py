@@ -20,7 +20,7 @@ def build() -> BuiltContext:
     builder = ContextBuilder(as_of=AS_OF, token_budget=500)
     builder.add(
         ContextItem.outside(
-            ItemKind.document,
+            ItemKind.DOCUMENT,
             f"Forum post. {INJECTION}",
             item_id="forum",
             published_at=datetime(2026, 2, 1, tzinfo=UTC),
@@ -29,7 +29,7 @@ def build() -> BuiltContext:
     )
     builder.try_add(
         ContextItem.outside(
-            ItemKind.document,
+            ItemKind.DOCUMENT,
             "A report from the future.",
             item_id="future",
             published_at=datetime(2026, 5, 1, tzinfo=UTC),

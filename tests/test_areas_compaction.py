@@ -20,7 +20,7 @@ from hydrangea.areas import (
 )
 from hydrangea.areas.compaction import summary_message
 from hydrangea.asof import BuiltContext, InMemoryRecordStore, StructuredSummary
-from hydrangea.asof.fence import unfence
+from hydrangea.asof.fence import published_label, unfence
 from hydrangea.asof.summary import parse_pointers
 from hydrangea.context.area import AreaLifeState
 from hydrangea.errors import ContextStateError
@@ -82,10 +82,10 @@ def test_summary_pointers_resolve_to_the_full_records() -> None:
     assert len(summary.pointers) == 4
     for pointer in summary.pointers:
         assert pointer in records
-    assert records.get(summary.pointers[0]).content == asked[0]
+    assert records.require(summary.pointers[0]).content == asked[0]
     # the extractive summary keeps the first sentence only; the record keeps the whole text
-    assert any("Where is the leak?" in fact for fact in summary.facts)
-    assert not any("Quay Street" in fact for fact in summary.facts)
+    assert summary.note_of(summary.pointers[0]) == "Where is the leak?"
+    assert not any("Quay Street" in note for note in summary.notes)
     # the promoted message is one fenced, untrusted block naming the same pointers
     (promoted,) = segment.promote()
     (block,) = unfence(promoted.text)
@@ -219,7 +219,8 @@ def test_records_partition_and_reclaimed_turns_leave_the_context(
             assert full_q in verbatim and full_a in verbatim
         else:
             assert f"<q{turn}>" not in verbatim and f"<a{turn}>" not in verbatim
-            assert any(f'"conversation/turn-{turn}/user"' in text for text in summaries)
+            assert any(f"conversation/turn-{turn}/user" in parse_pointers(unfence(text)[0].content)
+                       for text in summaries)
 
 
 class ForgingSummarizer:
@@ -293,10 +294,10 @@ def test_the_summary_message_names_each_record_once_and_is_deterministic() -> No
     assert message is not None and segment.summary is not None
     (block,) = unfence(message.text)
     for pointer in segment.summary.pointers:
-        assert block.content.count(f'"{pointer}"') == 1
+        assert block.content.count(pointer) == 1
     assert parse_pointers(block.content) == segment.summary.pointers
-    for fact in segment.summary.facts:  # each fact's sentence is shown, its id as [n]
-        assert fact.rsplit(" (record ", 1)[0] in block.content
+    for note in segment.summary.notes:  # each record's sentence is shown beside its id
+        assert note in block.content
     published = segment.summary_published
     assert published is not None
     again = summary_message(
@@ -323,11 +324,11 @@ def test_the_summary_is_dated_by_its_latest_source() -> None:
         coop.render()
         segment.route(answer(context, f"Pump P{turn} is running."))
     segment.checkpoint()
-    stamps = [records.get(item_id).published_at for item_id in segment.record_ids]
+    stamps = [records.require(item_id).published_at for item_id in segment.record_ids]
     assert stamps == [datetime(2026, 1, day, 8, 0, tzinfo=UTC) for day in (5, 1, 9, 3)]
     latest = datetime(2026, 1, 9, 8, 0, tzinfo=UTC)
     assert segment.summary_published == latest
     message = segment.summary_message
     assert message is not None
     (block,) = unfence(message.text)
-    assert block.published == latest.isoformat()
+    assert block.published == published_label(latest)

@@ -31,8 +31,8 @@ def test_user_turns_render_in_order_and_replies_are_recorded() -> None:
         "chat/turn-2/user",
         "chat/turn-2/reply-1",
     )
-    assert records.get("chat/turn-2/reply-1").content == "reply to two"
-    assert records.get("chat/turn-1/user").trust is Trust.UNTRUSTED
+    assert records.require("chat/turn-2/reply-1").content == "reply to two"
+    assert records.require("chat/turn-1/user").trust is Trust.UNTRUSTED
     assert [m.text for m in conversation.transcript] == ["one", "two", "reply to two"]
 
 
@@ -44,7 +44,7 @@ def test_tool_calls_are_kept_in_the_record_text() -> None:
     conversation.user("look it up")
     coop.render()
     conversation.route(call_tool(context, "c1", "lookup", ticket="HW-1"))
-    assert records.get("conversation/turn-1/reply-1").content == (
+    assert records.require("conversation/turn-1/reply-1").content == (
         '[tool call lookup {"ticket": "HW-1"}]'
     )
 

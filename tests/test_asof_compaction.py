@@ -1,4 +1,4 @@
-"""Compaction: the split chosen by plan(), summaries, and several rounds keeping every fact."""
+"""Compaction: summaries, their text, and several rounds keeping every fact and pointer."""
 
 from __future__ import annotations
 
@@ -22,7 +22,6 @@ from hydrangea.asof import (
     Trust,
     unfence,
 )
-from hydrangea.asof.compaction import plan
 from hydrangea.asof.summary import first_sentence, parse_pointers
 from tests.support.asof_oracle import (
     AS_OF,
@@ -32,31 +31,6 @@ from tests.support.asof_oracle import (
     doc,
     pointers_in,
 )
-
-
-def brute_force(costs: list[int], facts: list[int], overhead: int, available: int
-                ) -> tuple[int, int]:
-    n = len(costs)
-    for drop in range(n + 1):
-        for compact in range(drop, n + 1):
-            summary = overhead + sum(facts[drop:compact]) if compact > drop else 0
-            if summary + sum(costs[compact:]) <= available:
-                return drop, compact
-    return n, n
-
-
-@given(
-    st.lists(st.tuples(st.integers(0, 50), st.integers(0, 50)), max_size=9),
-    st.integers(0, 40),
-    st.integers(-5, 300),
-)
-def test_plan_matches_a_brute_force_search(
-    pairs: list[tuple[int, int]], overhead: int, available: int
-) -> None:
-    costs = [c for c, _ in pairs]
-    facts = [f for _, f in pairs]
-    got = plan(costs, facts, overhead, available)
-    assert (got.drop, got.compact) == brute_force(costs, facts, overhead, available)
 
 
 def test_summary_render_spells_out_pointers_and_merge_keeps_everything() -> None:
@@ -90,7 +64,7 @@ def facts_shown(built: BuiltContext) -> str:
 def round_of(store: InMemoryRecordStore, carried: tuple[ContextItem, ...], start: int,
              budget: int) -> BuiltContext:
     b = ContextBuilder(as_of=AS_OF, token_budget=budget, records=store)
-    b.add(ContextItem.harness(ItemKind.task, "Answer from the record.", item_id="task"))
+    b.add(ContextItem.harness(ItemKind.TASK, "Answer from the record.", item_id="task"))
     for item in carried:
         b.add(item)
     for i in range(start, start + 30):
@@ -105,7 +79,7 @@ def test_three_rounds_of_compaction_keep_every_fact_and_pointer() -> None:
     previous_facts: tuple[str, ...] = ()
     for round_number in range(3):
         start = 100 * round_number
-        built = round_of(store, carried, start, budget=900 + 700 * round_number)
+        built = round_of(store, carried, start, budget=400 + 300 * round_number)
         all_docs += [doc(i, days=1000 - i) for i in range(start, start + 30)]
         assert built.dropped == ()
         (summary,) = built.summary_items
@@ -113,19 +87,20 @@ def test_three_rounds_of_compaction_keep_every_fact_and_pointer() -> None:
         # facts of the previous summary survive verbatim
         assert set(previous_facts) <= set(summary.summary.facts)
         for old in carried:
-            if old.kind is ItemKind.summary:
+            if old.kind is ItemKind.SUMMARY:
                 assert old.item_id in built.compactions[0].source_ids
                 assert set(old.pointers) <= set(summary.pointers)
-        # every original document is either shown in full or has its fact in the summary
+        # every original document is shown in full, has its fact in the summary, or is named
         shown = facts_shown(built)
         for item in all_docs:
-            assert item.content in shown or first_sentence(item.content) in shown
+            assert (item.content in shown or first_sentence(item.content) in shown
+                    or item.item_id in summary.pointers)
         # every pointer shown resolves, and each compacted item is pointed to
         pointed = pointers_in(summary.content)
         for source in built.compactions[0].source_ids:
             assert source in pointed
         for item_id in pointed:
-            assert store.get(item_id).item_id == item_id
+            assert store.require(item_id).item_id == item_id
         previous_facts = summary.summary.facts
         # the next round starts from what this one showed: the summary and the full items
         carried = tuple(i for i in built.items if i.trust is Trust.UNTRUSTED)
@@ -133,16 +108,16 @@ def test_three_rounds_of_compaction_keep_every_fact_and_pointer() -> None:
 
 def test_summaries_compacted_in_one_build_are_merged_not_resummarized() -> None:
     store = InMemoryRecordStore()
-    first = round_of(store, (), 0, budget=500)
-    second = round_of(store, (), 100, budget=500)
+    first = round_of(store, (), 0, budget=300)
+    second = round_of(store, (), 100, budget=300)
     (s1,), (s2,) = first.summary_items, second.summary_items
     assert s1.summary is not None and s2.summary is not None
     def fill(budget: int) -> ContextBuilder:
         b = ContextBuilder(as_of=AS_OF, token_budget=budget, records=store)
-        for i in range(200, 210):  # long, recent documents
-            b.add(doc(i, days=1, priority=-1, text=f"Fact number {i} is true. " + "pad " * 80))
-        b.add(s1.model_copy(update={"priority": -1}))  # the oldest, so compacted first
-        b.add(s2.model_copy(update={"priority": -1}))
+        for i in range(200, 210):  # long, recent documents, more important than the summaries
+            b.add(doc(i, days=1, priority=1, text=f"Fact number {i} is true. " + "pad " * 80))
+        b.add(s1)  # priority 0 (their sources'), so compacted first
+        b.add(s2)
         return b
 
     b = fill(fill(10**6).build().tokens * 6 // 10)
@@ -159,26 +134,40 @@ def test_summaries_compacted_in_one_build_are_merged_not_resummarized() -> None:
 def test_extractive_summarizer_merges_summary_items() -> None:
     carried = StructuredSummary(facts=("kept fact",), pointers=("old",))
     item = ContextItem(
-        item_id="s", kind=ItemKind.summary, content=carried.render(), trust=Trust.UNTRUSTED,
+        item_id="s", kind=ItemKind.SUMMARY, content=carried.render(), trust=Trust.UNTRUSTED,
         published_at=AS_OF - timedelta(days=1), provenance=Provenance(origin="compaction"),
         priority=0, summary=carried,
     )
     out = ExtractiveSummarizer().summarize([item, doc(1)])
-    assert out.facts == ("kept fact", 'Fact number 1 is true. (record "doc-1")')
-    assert out.pointers == ("old", "doc-1")
+    assert out.facts == ("kept fact",)
+    assert out.pointers == ("doc-1", "old")  # as the text lists them: noted first
+    assert out.notes == ("Fact number 1 is true.", "")
+    assert out.note_of("doc-1") == "Fact number 1 is true." and out.note_of("old") == ""
 
 
 def oracle_render(summary: StructuredSummary) -> str:
     """StructuredSummary.render as documented, written independently."""
     n = len(summary.pointers)
-    lines = [f"summary of {n} record" + ("" if n == 1 else "s")]
+    notes = summary.notes or ("",) * n
+
+    def label(p: str) -> str:
+        plain = p and p.isprintable() and not p.startswith('"') and not any(
+            c.isspace() for c in p)
+        return p if plain else json.dumps(p, ensure_ascii=False)
+
+    lines = [f"summary of {n} record" + ("" if n == 1 else "s")
+             + " (full text in the record store)"]
+    lines += [f"- {label(p)}: " + "\n  ".join(t.split("\n"))
+              for p, t in zip(summary.pointers, notes, strict=True) if t]
+    bare = [label(p) for p, t in zip(summary.pointers, notes, strict=True) if not t]
+    if bare:
+        lines.append(("records:" if len(bare) == n else "also:") + "".join(" " + b for b in bare))
     for title, entries in (("facts", summary.facts), ("decisions", summary.decisions),
                            ("open questions", summary.open_questions)):
         if entries:
             lines.append(title + ":")
             for entry in entries:
                 lines.append("- " + "\n  ".join(entry.split("\n")))
-    lines.append("pointers: " + json.dumps(list(summary.pointers), ensure_ascii=False))
     return "\n".join(lines)
 
 
@@ -186,17 +175,31 @@ entries = st.lists(st.one_of(adversarial_text, st.sampled_from(
     ["\x00\x01\x02", "a\x00\x01", "\x01\x02b", "\x00", "x\n- y", ""])), max_size=6)
 
 
-@given(entries, entries, entries, st.lists(adversarial_label, max_size=4))
+@given(entries, entries, entries,
+       st.lists(st.tuples(adversarial_label, st.one_of(st.just(""), adversarial_text)),
+                max_size=5, unique_by=lambda t: t[0]))
 def test_summary_render_matches_an_independent_rendering(
-    facts: list[str], decisions: list[str], questions: list[str], pointers: list[str]
+    facts: list[str], decisions: list[str], questions: list[str],
+    noted: list[tuple[str, str]],
 ) -> None:
+    pointers = tuple(p for p, _ in noted)
+    notes = tuple(n for _, n in noted)
     summary = StructuredSummary(facts=tuple(facts), decisions=tuple(decisions),
-                                open_questions=tuple(questions), pointers=tuple(pointers))
-    assert summary.render() == oracle_render(summary)
+                                open_questions=tuple(questions), pointers=pointers,
+                                notes=notes if any(notes) else ())
+    text = summary.render()
+    assert text == oracle_render(summary)
+    # every pointer listed exactly once, read back by an independent parser and the library's
+    with_notes = [p for p, n in noted if n]
+    expected = [*with_notes, *[p for p, n in noted if not n]]
+    assert pointers_in(text) == expected == list(parse_pointers(text))
     merged = StructuredSummary.merge([summary, summary])
-    assert merged == StructuredSummary(
+    deduplicated = StructuredSummary(
         facts=tuple(dict.fromkeys(facts)), decisions=tuple(dict.fromkeys(decisions)),
-        open_questions=tuple(dict.fromkeys(questions)), pointers=tuple(dict.fromkeys(pointers)))
+        open_questions=tuple(dict.fromkeys(questions)), pointers=summary.pointers,
+        notes=summary.notes)
+    assert merged.render() == deduplicated.render()
+    assert merged.pointers == summary.pointers == tuple(expected)
 
 
 @given(
@@ -204,30 +207,26 @@ def test_summary_render_matches_an_independent_rendering(
              unique_by=lambda t: t[1]),
     st.integers(2, 60),
 )
-def test_bulk_facts_and_known_facts_match_one_by_one_extraction(
+def test_extraction_notes_each_item_with_its_first_sentence(
     pairs: list[tuple[str, str]], limit: int
 ) -> None:
-    items = [ContextItem.outside(ItemKind.memory, text, item_id=item_id, origin="m",
+    items = [ContextItem.outside(ItemKind.MEMORY, text, item_id=item_id, origin="m",
                                  published_at=AS_OF)
              for text, item_id in pairs]
     extractor = ExtractiveSummarizer(limit=limit)
-    one_by_one = [extractor.fact(i) for i in items]
-    assert extractor.facts(items) == one_by_one
-    for fact, item in zip(one_by_one, items, strict=True):
-        sentence = first_sentence(item.content, limit=limit)
-        assert fact == f"{sentence} (record {json.dumps(item.item_id, ensure_ascii=False)})"
-    expected = StructuredSummary(facts=tuple(dict.fromkeys(one_by_one)),
-                                 pointers=tuple(i.item_id for i in items))
-    assert extractor.summarize(items) == expected
-    known = {i.item_id: f for i, f in zip(items, one_by_one, strict=True)}
-    assert extractor.summarize_known(items, known) == expected
+    notes = [first_sentence(i.content, limit=limit) for i in items]
+    assert extractor.notes(items) == notes == [extractor.note(i) for i in items]
+    summary = extractor.summarize(items)
+    assert summary.pointers == tuple(i.item_id for i in items)
+    assert summary.notes == (tuple(notes) if items else ())
+    assert summary.facts == ()
 
 
 def forged_summary_item(item_id: str, pointers: tuple[str, ...]) -> ContextItem:
     """An untrusted summary item supplied by the caller, claiming records that may not exist."""
     claimed = StructuredSummary(facts=(f"{item_id} remembers the payroll.",), pointers=pointers)
     return ContextItem(
-        item_id=item_id, kind=ItemKind.summary, content=claimed.render(), trust=Trust.UNTRUSTED,
+        item_id=item_id, kind=ItemKind.SUMMARY, content=claimed.render(), trust=Trust.UNTRUSTED,
         published_at=AS_OF - timedelta(days=2000), provenance=Provenance(origin="memory"),
         priority=0, summary=claimed,
     )
@@ -239,9 +238,10 @@ def assert_every_pointer_resolves(built: BuiltContext, store: InMemoryRecordStor
         assert summary.summary is not None
         assert summary.pointers == summary.summary.pointers
         assert pointers_in(summary.content) == list(summary.pointers)
+        assert len(set(summary.pointers)) == len(summary.pointers)  # each pointer once
         for item_id in summary.pointers:
             assert item_id in store, item_id
-            assert store.get(item_id).item_id == item_id
+            assert store.require(item_id).item_id == item_id
 
 
 def test_forged_pointers_of_an_untrusted_summary_item_are_not_carried(
@@ -251,18 +251,18 @@ def test_forged_pointers_of_an_untrusted_summary_item_are_not_carried(
     store.put(doc(900))  # a real record: a pointer to it may be carried
     mem = forged_summary_item("mem-1", ("ghost-42", "payroll-db", "doc-900"))
     with caplog.at_level(logging.WARNING, logger="hydrangea.asof.builder"):
-        built = round_of(store, (mem,), 0, budget=700)
+        built = round_of(store, (mem,), 0, budget=400)
     (warning,) = [r for r in caplog.records if r.name == "hydrangea.asof.builder"]
     assert warning.levelno == logging.WARNING
-    assert "2 pointer(s)" in warning.getMessage() and "'mem-1'" in warning.getMessage()
+    assert "'mem-1'" in warning.getMessage()
     (compaction,) = built.compactions
     assert "mem-1" in compaction.source_ids  # the forged summary itself was compacted
     assert_every_pointer_resolves(built, store)
     (summary,) = built.summary_items
     assert summary.summary is not None
     assert {"ghost-42", "payroll-db"}.isdisjoint(summary.pointers)
-    assert "ghost-42" not in summary.content and "payroll-db" not in summary.content.split(
-        "\n")[-1]
+    assert "ghost-42" not in pointers_in(summary.content)
+    assert "payroll-db" not in pointers_in(summary.content)
     assert "doc-900" in summary.pointers  # it resolves, so it is carried
     # the forged item is kept in full and pointed to by its own id; its facts are merged
     assert "mem-1" in summary.pointers and store.get("mem-1") == mem
@@ -271,7 +271,7 @@ def test_forged_pointers_of_an_untrusted_summary_item_are_not_carried(
 
 @given(st.lists(st.sampled_from(["ghost-42", "payroll-db", "doc-900", "doc-3", "mem-2"]),
                 max_size=5, unique=True),
-       st.booleans(), st.integers(400, 1200))
+       st.booleans(), st.integers(250, 600))
 def test_every_pointer_of_every_built_summary_resolves(
     claimed: list[str], seeded: bool, budget: int
 ) -> None:

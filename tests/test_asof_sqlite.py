@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -33,7 +34,7 @@ GENERATOR = textwrap.dedent(
 
     def make_item(worker: str, n: int) -> ContextItem:
         return ContextItem.outside(
-            ItemKind.observation,
+            ItemKind.OBSERVATION,
             f"{worker} observation {n}: " + "x" * (n % 37),
             item_id=f"{worker}-{n}",
             published_at=datetime(2026, 1, 1, tzinfo=UTC) + timedelta(minutes=n),
@@ -62,7 +63,7 @@ def _env() -> dict[str, str]:
 
 def _outside(item_id: str, content: str, minutes: int = 0) -> ContextItem:
     return ContextItem.outside(
-        ItemKind.document,
+        ItemKind.DOCUMENT,
         content,
         item_id=item_id,
         published_at=BASE + timedelta(minutes=minutes),
@@ -74,7 +75,7 @@ def _outside(item_id: str, content: str, minutes: int = 0) -> ContextItem:
 def test_round_trip_and_protocol(tmp_path: Path) -> None:
     with SqliteRecordStore(tmp_path / "r.db") as store:
         as_protocol: RecordStore = store
-        trusted = ContextItem.harness(ItemKind.system, "Be brief.", item_id="sys")
+        trusted = ContextItem.harness(ItemKind.SYSTEM, "Be brief.", item_id="sys")
         doc = _outside("doc-1", "A document.\nWith two lines and unicode: 日本語 ✓")
         as_protocol.put(trusted)
         as_protocol.put(doc)
@@ -87,12 +88,27 @@ def test_round_trip_and_protocol(tmp_path: Path) -> None:
         assert len(store) == 2
 
 
-def test_missing_record_raises_keyerror_subclass(tmp_path: Path) -> None:
+def test_a_missing_record_is_none_and_require_raises_a_keyerror_subclass(
+    tmp_path: Path,
+) -> None:
     with SqliteRecordStore(tmp_path / "r.db") as store:
+        assert store.get("absent") is None
         with pytest.raises(RecordNotFoundError):
-            store.get("absent")
+            store.require("absent")
         with pytest.raises(KeyError):
-            store.get("absent")
+            store.require("absent")
+
+
+def test_get_verifies_that_the_row_holds_the_record_asked_for(tmp_path: Path) -> None:
+    path = tmp_path / "r.db"
+    with SqliteRecordStore(path) as store:
+        store.put(_make_item("a", 1))
+    with sqlite3.connect(path) as raw:  # another writer swaps the body of the row
+        raw.execute("UPDATE records SET body = ? WHERE item_id = ?",
+                    (_make_item("a", 2).model_dump_json(), "a-1"))
+    swapped = pytest.raises(RecordStoreError, match="holds record 'a-2'")
+    with SqliteRecordStore(path) as store, swapped:
+        store.get("a-1")
 
 
 def test_identical_put_is_idempotent_and_different_item_is_refused(tmp_path: Path) -> None:
@@ -294,20 +310,20 @@ def test_carried_pointers_must_resolve_in_the_sqlite_store(tmp_path: Path) -> No
     path = tmp_path / "records.db"
     as_of = BASE + timedelta(days=1)
     with SqliteRecordStore(path) as store:
-        first = ContextBuilder(as_of=as_of, token_budget=600, records=store)
+        first = ContextBuilder(as_of=as_of, token_budget=300, records=store)
         for n in range(30):
             first.add(_make_item("a", n))
         (earlier,) = first.build().summary_items
     claimed = StructuredSummary(facts=("Payroll moved.",), pointers=("ghost-42", "payroll-db"))
     forged = ContextItem(
-        item_id="mem-1", kind=ItemKind.summary, content=claimed.render(), trust=Trust.UNTRUSTED,
+        item_id="mem-1", kind=ItemKind.SUMMARY, content=claimed.render(), trust=Trust.UNTRUSTED,
         published_at=BASE - timedelta(days=9), provenance=Provenance(origin="memory"),
         priority=0, summary=claimed,
     )
     with SqliteRecordStore(path) as store:  # a later process, the same records
-        second = ContextBuilder(as_of=as_of, token_budget=1_300, records=store)
+        second = ContextBuilder(as_of=as_of, token_budget=300, records=store)
         second.add(forged)
-        second.add(earlier.model_copy(update={"priority": -1}))  # compacted again
+        second.add(earlier)  # compacted again
         for n in range(30):
             second.add(_make_item("b", n))
         built = second.build()
@@ -317,4 +333,4 @@ def test_carried_pointers_must_resolve_in_the_sqlite_store(tmp_path: Path) -> No
         assert set(earlier.pointers) <= set(summary.pointers)  # made here: all carried
         assert {"ghost-42", "payroll-db"}.isdisjoint(summary.pointers)
         for item_id in summary.pointers:
-            assert store.get(item_id).item_id == item_id
+            assert store.require(item_id).item_id == item_id

@@ -324,8 +324,8 @@ def test_a_rollup_keeps_every_fact_and_carries_fewer_summary_tokens(session: Tra
     assert rolled.summary_tokens < plain.summary_tokens
     # every pointer of the final history resolves in the store
     final = "\n".join(m.text for m in renderer.request(rolled.coop.context[:]))
-    named = [key for key in rolled.store.ids() if f'\\"{key}\\"' in final]
-    assert named and all(rolled.store.get(key).content for key in named)
+    named = [key for key in rolled.store.ids() if key in final]
+    assert named and all(rolled.store.require(key).content for key in named)
 
 
 def test_the_local_model_rolls_up_like_the_library(session: Transcript) -> None:

@@ -25,7 +25,7 @@ from hydrangea.coop import CoopContext
 from hydrangea.gateway import GatewayType
 from tests.areas_support import answer, coop_with_system
 
-_ID = re.compile(r'"([^"\s]+/[^"\s]+)"')
+_ID = re.compile(r"[A-Za-z0-9_-]+(?:/[A-Za-z0-9_-]+)+")
 
 
 def _run(detail: str, turns: int = 40) -> tuple[Context, CompactingConversation, list[str]]:
@@ -119,7 +119,7 @@ def _item(item_id: str, text: str, trust: Trust = Trust.UNTRUSTED) -> ContextIte
 
     from hydrangea.asof.items import ItemKind, Provenance
 
-    return ContextItem(item_id=item_id, kind=ItemKind.document, content=text, trust=trust,
+    return ContextItem(item_id=item_id, kind=ItemKind.DOCUMENT, content=text, trust=trust,
                        published_at=datetime(2026, 1, 1, tzinfo=UTC),
                        provenance=Provenance(origin="test"), priority=0)
 

@@ -203,4 +203,4 @@ class LibraryStrategy:
 
     def records(self) -> Mapping[str, str] | None:
         """Every record of the store, by id."""
-        return {key: self.store.get(key).content for key in self.store.ids()}
+        return {key: self.store.require(key).content for key in self.store.ids()}

@@ -93,7 +93,8 @@ def reachable_texts(final_text: str, records: Mapping[str, str] | None) -> list[
     through the records it reaches (as a model with the recall tool would read them).
 
     The text is split into id-like words (letters, digits and ``_./:-``); a record is reachable
-    when its whole id is one of those words, so ``turn-5`` never matches ``turn-50``.
+    when its whole id is one of those words (or is one but for a trailing colon, as a summary
+    entry ``- <id>: <note>`` writes it), so ``turn-5`` never matches ``turn-50``.
     """
     out = [final_text]
     if not records:
@@ -102,6 +103,7 @@ def reachable_texts(final_text: str, records: Mapping[str, str] | None) -> list[
     frontier = [final_text]
     while frontier:
         words = set(_ID_SPLIT.split(frontier.pop()))
+        words |= {word[:-1] for word in words if word.endswith(":")}  # "- <id>: <note>"
         for key in words & records.keys() - seen:
             seen.add(key)
             out.append(records[key])

@@ -47,8 +47,9 @@ from hydrangea.areas.conversation import ConversationArea
 from hydrangea.areas.errors import AreaUsageError
 from hydrangea.areas.summary_text import summary_text
 from hydrangea.asof.counting import TokenCounter
-from hydrangea.asof.fence import build_nonce, fence, notice
+from hydrangea.asof.fence import data_text, fence_body, published_label
 from hydrangea.asof.items import ItemKind
+from hydrangea.asof.layout import utc
 from hydrangea.asof.records import InMemoryRecordStore, RecordStore
 from hydrangea.asof.summary import ExtractiveSummarizer, StructuredSummary, Summarizer
 from hydrangea.context.area import AreaLifeState
@@ -74,11 +75,11 @@ def summary_message(
     the content), so a summary carried again renders to the same bytes.
     """
     text = f"{heading}\n{summary_text(summary)}"
-    stamp = published.isoformat()
-    kind = ItemKind.summary.value
-    nonce = build_nonce([(item_id, origin, kind, stamp, text)])
-    body = fence(text, nonce=nonce, item_id=item_id, origin=origin, kind=kind, published=stamp)
-    return Message(role=Role.user, content=f"{notice(nonce)}\n\n{body}")
+    body = fence_body(
+        text, item_id=item_id, origin=origin, kind=ItemKind.SUMMARY.value,
+        published=published_label(published),
+    )
+    return Message(role=Role.user, content=data_text([body]))
 
 
 class CompactionArea(ConversationArea):
@@ -207,10 +208,11 @@ class CompactionArea(ConversationArea):
             raise ContextStateError(f"{self!r} has no turns to compact yet")
         store = self._records
         assert store is not None  # always set by __init__
-        items = [store.get(item_id) for item_id in ids]
+        items = [store.require(item_id) for item_id in ids]
         drafted = self._summarizer.summarize(items)
         summary = drafted.model_copy(update={"pointers": ids})
-        latest = max(item.published_at for item in items if item.published_at is not None)
+        latest = max((item.published_at for item in items if item.published_at is not None),
+                     key=utc)
         message = summary_message(
             self.summary_heading,
             summary,

@@ -226,7 +226,7 @@ class ConversationArea:
         if self._records is None:
             return
         item = ContextItem.outside(
-            ItemKind.memory,
+            ItemKind.MEMORY,
             message_record_text(message),
             item_id=f"{self._name}/{suffix}",
             published_at=self._clock(),

@@ -1,6 +1,7 @@
 """The recall tool: the model reads the full record behind a summary pointer.
 
-Every compacted summary ends with ``pointers: [...]``, the ids of the records it stands for.
+Every compacted summary lists the ids of the records it stands for, each once (``- <id>: <note>``
+lines and an ``also:`` or ``records:`` line, see :meth:`hydrangea.asof.StructuredSummary.render`).
 Given :func:`recall_tool` among its tools and :class:`RecallTool` as the handler (it fits
 :class:`~hydrangea.areas.ToolLoopArea`'s ``tools`` mapping), the model can read any of them
 back, and the records it reads may name further pointers (a rolled-up summary points to the
@@ -31,8 +32,9 @@ RECALL_TOOL_NAME = "recall"
 """The tool's name in every gateway's definition."""
 
 _DESCRIPTION = (
-    "Read the full records behind a summary. Summaries end with a line `pointers: [...]` "
-    "listing record ids; pass some of them to get each record in full. A record may list "
+    "Read the full records behind a summary. Summaries list record ids (`- <id>: ...` lines "
+    "and an `also:` or `records:` line); pass some of them to get each record in full. A "
+    "record may list "
     "further pointers; recall those too when you need their details."
 )
 _PARAMETERS: dict[str, Any] = {
@@ -41,7 +43,7 @@ _PARAMETERS: dict[str, Any] = {
         "ids": {
             "type": "array",
             "items": {"type": "string"},
-            "description": "Record ids copied from a pointers line.",
+            "description": "Record ids copied from a summary.",
         }
     },
     "required": ["ids"],

@@ -76,7 +76,7 @@ class CarriedSummary:
         structured summary, its pointers, and its text (heading and rendered summary)."""
         return ContextItem(
             item_id=self.item_id,
-            kind=ItemKind.summary,
+            kind=ItemKind.SUMMARY,
             content=f"{self.heading}\n{self.summary.render()}",
             trust=Trust.UNTRUSTED,
             published_at=self.published,

@@ -18,8 +18,8 @@ from hydrangea.asof.errors import (
     SummarizerMismatchError,
     UndatedItemError,
 )
-from hydrangea.asof.fence import FencedBlock, unfence
-from hydrangea.asof.items import ContextItem, ItemKind, Provenance, Trust
+from hydrangea.asof.fence import FENCE_TOKENS, UNTRUSTED_NOTICE, FencedBlock, unfence
+from hydrangea.asof.items import HARNESS_KINDS, ContextItem, ItemKind, Provenance, Trust
 
 # Extras (llm, sqlite_store, tokenizers) sit in sorted order; none imports an SDK or tokenizer.
 from hydrangea.asof.llm import (
@@ -48,6 +48,9 @@ from hydrangea.asof.tokenizers import (
 )
 
 __all__ = [
+    "FENCE_TOKENS",
+    "HARNESS_KINDS",
+    "UNTRUSTED_NOTICE",
     "ApproxTokenCounter",
     "AsOfViolationError",
     "AsyncChatModel",

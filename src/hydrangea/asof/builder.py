@@ -2,33 +2,35 @@
 
 Admission (:meth:`ContextBuilder.add`) checks, in this order: the item is dated if untrusted
 (:class:`UndatedItemError`), not published after ``as_of`` (:class:`AsOfViolationError`; equal
-is admitted), and its id is new (:class:`DuplicateItemError`). Every refusal is recorded as a
-:class:`Rejection` first.
+is admitted; compared in UTC, so a time in a DST fold is compared by the instant it names), and
+its id is new (:class:`DuplicateItemError`). Every refusal is recorded as a :class:`Rejection`
+first, and handed to ``on_rejection`` when one is given.
 
 Building counts the trusted messages; if they alone exceed the budget it raises
-:class:`ContextBudgetError`. Otherwise every untrusted block is rendered once (without its nonce)
-and the full context counted: if it fits, it is the result, and nothing is compacted. If not,
-the split between dropped, summarized and fully shown items is searched for (see
-:mod:`hydrangea.asof.planning`): estimated from prefix sums, rendered, counted exactly, and
-re-planned with the room corrected by the overshoot or the unused room. Should no split fit
-within ``MAX_ATTEMPTS`` renders, every untrusted item is dropped (and listed in ``dropped``).
-``BuiltContext.tokens`` is always the counter over the returned messages and never exceeds the
-budget.
+:class:`ContextBudgetError`. Every untrusted block is rendered once (without its nonce) and
+measured once; if everything fits, that is the result, and nothing is compacted. If not, the
+planner (:mod:`hydrangea.asof.planning`) walks one sequence of states from "everything in full"
+to "everything counted by the index line", lower priorities first, and picks the first that
+fits. Since the last state must fit, a budget that cannot hold the trusted content and the
+index line together raises :class:`ContextBudgetError` too: the model always learns that
+records exist. ``BuiltContext.tokens`` is always the counter over the returned messages and
+never exceeds the budget.
 
 A summary item given to a build (one an earlier build made, or one the caller wrote) may be
 compacted again; the new summary then carries only those of its pointers that lead to a record
-in the record store as the build starts. The others (forged, or written against another store)
-are left out with a warning on this module's logger; the summary item itself is stored and
-pointed to by its own id, so nothing it said is lost.
+in the record store published no later than ``as_of``
+(:func:`~hydrangea.asof.compaction.valid_pointers`). The others are left out with a warning on
+this module's logger; the summary item itself is stored and pointed to by its own id.
 """
 
 from __future__ import annotations
 
+import inspect
 import logging
-from collections.abc import Generator, Set
+from collections.abc import Callable, Generator, Sequence
 from datetime import datetime
 
-from hydrangea.asof.compaction import unresolved_pointers
+from hydrangea.asof.compaction import valid_pointers
 from hydrangea.asof.counting import ApproxTokenCounter, TokenCounter, chars_per_token
 from hydrangea.asof.errors import (
     AsOfViolationError,
@@ -39,17 +41,26 @@ from hydrangea.asof.errors import (
     SummarizerMismatchError,
     UndatedItemError,
 )
+from hydrangea.asof.fence import (
+    END_LENGTH,
+    MARK,
+    PLACEHOLDER_NONCE,
+    SEPARATOR,
+    end_line,
+    notice,
+)
 from hydrangea.asof.items import ContextItem, Trust
 from hydrangea.asof.layout import (
     assemble,
     block_bodies,
-    data_length,
-    data_text,
+    data_message,
     in_block_order,
+    index_line,
     split_trusted,
+    utc,
 )
-from hydrangea.asof.planning import MAX_ATTEMPTS, SplitSearch
-from hydrangea.asof.records import InMemoryRecordStore, RecordStore, stored_ids
+from hydrangea.asof.planning import MAX_ATTEMPTS, Planner, adds_up
+from hydrangea.asof.records import InMemoryRecordStore, RecordStore
 from hydrangea.asof.result import (
     BuiltContext,
     Compaction,
@@ -63,6 +74,7 @@ from hydrangea.asof.summary import (
     StructuredSummary,
     Summarizer,
 )
+from hydrangea.message import Message
 
 __all__ = [
     "MAX_ATTEMPTS",
@@ -76,6 +88,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 _Assembly = Generator[list[ContextItem], StructuredSummary, BuiltContext]
+_PLACEHOLDER_END = "0" * END_LENGTH
 
 
 class ContextBuilder:
@@ -86,8 +99,8 @@ class ContextBuilder:
     timezone-aware. Not thread-safe; build from one thread (or task) at a time.
     """
 
-    __slots__ = ("_as_of", "_budget", "_counter", "_ids", "_items", "_records", "_rejections",
-                 "_summarizer")
+    __slots__ = ("_as_of", "_budget", "_counter", "_ids", "_items", "_on_rejection", "_records",
+                 "_rejections", "_summarizer")
 
     def __init__(
         self,
@@ -97,10 +110,13 @@ class ContextBuilder:
         counter: TokenCounter | None = None,
         summarizer: Summarizer | AsyncSummarizer | None = None,
         records: RecordStore | None = None,
+        on_rejection: Callable[[Rejection], None] | None = None,
     ) -> None:
+        """``on_rejection`` (keelgate.context's argument) is called with every refusal, right
+        after it is recorded."""
         if as_of.utcoffset() is None:
             raise NaiveDatetimeError(
-                f"as_of {as_of.isoformat()} has no timezone; give an aware datetime"
+                f"as_of {as_of.isoformat()} has no timezone; it must be timezone-aware"
             )
         if isinstance(token_budget, bool) or not isinstance(token_budget, int) or token_budget < 1:
             raise ContextBudgetError(f"token_budget must be a positive int, got {token_budget!r}")
@@ -114,6 +130,7 @@ class ContextBuilder:
         self._items: list[ContextItem] = []
         self._ids: set[str] = set()
         self._rejections: list[Rejection] = []
+        self._on_rejection = on_rejection
 
     @property
     def as_of(self) -> datetime:
@@ -143,17 +160,17 @@ class ContextBuilder:
     def _refusal(self, item: ContextItem) -> tuple[RejectionReason, ContextError] | None:
         if item.published_at is None:
             if item.trust is Trust.UNTRUSTED:
-                return RejectionReason.undated, UndatedItemError(
+                return RejectionReason.UNDATED, UndatedItemError(
                     f"untrusted item {item.item_id!r} has no published_at, so it cannot be "
                     f"shown to predate as_of {self._as_of.isoformat()}"
                 )
-        elif item.published_at > self._as_of:
-            return RejectionReason.published_after_as_of, AsOfViolationError(
+        elif utc(item.published_at) > utc(self._as_of):
+            return RejectionReason.AS_OF_VIOLATION, AsOfViolationError(
                 f"item {item.item_id!r} was published at {item.published_at.isoformat()}, "
                 f"after as_of {self._as_of.isoformat()}"
             )
         if item.item_id in self._ids:
-            return RejectionReason.duplicate_id, DuplicateItemError(
+            return RejectionReason.DUPLICATE, DuplicateItemError(
                 f"an item with id {item.item_id!r} was already added"
             )
         return None
@@ -179,16 +196,17 @@ class ContextBuilder:
 
     def _reject(self, item: ContextItem, reason: RejectionReason) -> None:
         logger.info("refused item %r: %s", item.item_id, reason.value)
-        self._rejections.append(
-            Rejection(
-                item_id=item.item_id,
-                reason=reason,
-                origin=item.provenance.origin,
-                published_at=item.published_at,
-                as_of=self._as_of,
-                content_sha256=content_sha256(item.content),
-            )
+        rejection = Rejection(
+            item_id=item.item_id,
+            reason=reason,
+            origin=item.provenance.origin,
+            published_at=item.published_at,
+            as_of=self._as_of,
+            content_sha256=content_sha256(item.content),
         )
+        self._rejections.append(rejection)
+        if self._on_rejection is not None:
+            self._on_rejection(rejection)
 
     def build(self) -> BuiltContext:
         """Messages within the budget, compacting with the (synchronous) summarizer."""
@@ -213,9 +231,11 @@ class ContextBuilder:
             request = next(assembly)
             while True:
                 if isinstance(summarizer, AsyncSummarizer):
-                    summary = await summarizer.asummarize(request)
+                    summary: object = await summarizer.asummarize(request)
                 else:
                     summary = summarizer.summarize(request)
+                    if inspect.isawaitable(summary):  # keelgate's protocol: async summarize
+                        summary = await summary
                 request = assembly.send(_checked(summary))
         except StopIteration as finished:
             return _result(finished.value)
@@ -231,84 +251,86 @@ class ContextBuilder:
             raise ContextBudgetError(
                 f"the trusted content alone takes {fixed} tokens; the budget is {budget}"
             )
-        labels, bodies = block_bodies(untrusted)  # each item rendered once per build
+        if not untrusted:
+            return self._result(assemble(head, None, tail), fixed, (*head, *tail), None, ())
+        bodies = block_bodies(untrusted)  # each item rendered once per build
         per = chars_per_token(self._counter)
-        full_text: str | None = None
-        if per is not None and bodies:  # its length says whether it fits, unrendered
-            full_tokens = fixed + -(-data_length(sum(map(len, bodies)), len(bodies)) // per)
-            if full_tokens <= budget:
-                full_text = data_text(bodies)
-                full_tokens = fixed + count(full_text)  # the same, counted on the text
-        else:
-            full_text = data_text(bodies) if bodies else None
-            full_tokens = fixed + (count(full_text) if full_text is not None else 0)
-        if full_tokens <= budget:  # everything fits: nothing to plan, estimate or compact
-            return BuiltContext(
-                messages=assemble(head, full_text, tail),
-                items=(*head, *untrusted, *tail),
-                tokens=full_tokens,
-                token_budget=budget,
-                compactions=(),
-                dropped=(),
-                rejections=tuple(self._rejections),
+        measure: Callable[[str], int] = count if per is None else len
+        opening = MARK + PLACEHOLDER_NONCE
+        block_costs = [measure(f"{opening}{body}{SEPARATOR}") for body in bodies]  # once each
+        fence_cost = measure(notice(PLACEHOLDER_NONCE, _PLACEHOLDER_END) + SEPARATOR)
+        fence_cost += measure(end_line(_PLACEHOLDER_END))
+        estimate = sum(block_costs) + fence_cost
+        room = budget - fixed
+        if estimate <= (room if per is None else room * per):
+            pieces = data_message(bodies, None)
+            assert pieces is not None  # there are bodies
+            text = "".join(pieces)
+            # o200k counts the pieces as measured: no second pass over the whole text
+            tokens = fixed + (estimate if adds_up(self._counter) else count(text))
+            if tokens <= budget:  # everything fits: nothing to plan or compact
+                shown = (*head, *untrusted, *tail)
+                return self._result(assemble(head, text, tail), tokens, shown, None, ())
+        when = [utc(i.published_at) for i in untrusted]
+        least = index_line(len(untrusted), min(when), max(when))
+        least_tokens = fixed + count(least)
+        if least_tokens > budget:
+            raise ContextBudgetError(
+                f"the trusted content and the line saying that {len(untrusted)} records exist "
+                f"take {least_tokens} tokens together; the budget is {budget}"
             )
-        search = SplitSearch(
+        valid = valid_pointers(untrusted, self._records, self._as_of)
+        planner = Planner(
             counter=self._counter, summarizer=self._summarizer, blocks=untrusted,
-            bodies=bodies, labels=labels, fixed=fixed, full_tokens=full_tokens, budget=budget,
-            taken=set(self._ids),
-            resolved=stored_ids(self._records, [
-                p for i in untrusted if i.summary is not None for p in i.summary.pointers
-            ]),
+            bodies=bodies, block_costs=block_costs, fixed=fixed, budget=budget,
+            taken=set(self._ids), records=self._records, valid=valid,
         )
-        best = yield from search.run()
-        if best is None:
-            logger.warning(
-                "no split fitted after %d renders; dropping all %d untrusted items (listed in "
-                "BuiltContext.dropped)", MAX_ATTEMPTS, len(search.order),
-            )
-            dropped, compacted = search.order, []
-            messages, tokens = assemble(head, None, tail), fixed
-            shown: tuple[ContextItem, ...] = (*head, *tail)
-            compactions: tuple[Compaction, ...] = ()
-        else:
-            dropped = search.order[: best.drop]
-            compacted = search.order[best.drop : best.compact]
-            messages, tokens = assemble(head, best.text, tail), best.tokens
-            shown = (*head, *search.shown(best), *tail)
-            compactions = (
-                () if best.summary is None else (Compaction(best.summary.item_id, best.source_ids),)
-            )
-            _warn_unresolved(compacted, search.resolved)
-        kept = (*dropped, *compacted)
+        best = yield from planner.run(room)
+        _warn_invalid(untrusted, valid)
+        summary = best.summary
+        replaced = set(best.source_ids)
+        kept = [i for i in planner.order if i.item_id in replaced]
+        kept.extend(best.indexed)
+        if summary is not None:
+            kept.append(summary)
         for item in kept:  # refuse a conflict before storing anything
-            if item.item_id in self._records and self._records.get(item.item_id) != item:
+            held = self._records.get(item.item_id)
+            if held is not None and held != item:
                 raise DuplicateItemError(
                     f"the record store holds a different record under {item.item_id!r}"
                 )
         for item in kept:
             self._records.put(item)
+        compactions = () if summary is None else (Compaction(summary.item_id, best.source_ids),)
+        return self._result(
+            assemble(head, best.text, tail), best.tokens, (*head, *best.shown, *tail),
+            compactions, tuple(i.item_id for i in best.indexed),
+        )
+
+    def _result(
+        self, messages: tuple[Message, ...], tokens: int, shown: Sequence[ContextItem],
+        compactions: tuple[Compaction, ...] | None, dropped: tuple[str, ...],
+    ) -> BuiltContext:
         return BuiltContext(
             messages=messages,
-            items=shown,
+            items=tuple(shown),
             tokens=tokens,
-            token_budget=budget,
-            compactions=compactions,
-            dropped=tuple(i.item_id for i in dropped),
+            token_budget=self._budget,
+            compactions=compactions or (),
+            dropped=dropped,
             rejections=tuple(self._rejections),
         )
 
 
-def _warn_unresolved(compacted: list[ContextItem], resolved: Set[str]) -> None:
-    """Log the carried pointers the new summary left out because no record is stored under
-    them (see the module documentation)."""
-    missing = unresolved_pointers(compacted, resolved)
-    if missing:
-        holders = [i.item_id for i in compacted if i.summary is not None
-                   and not all(p in resolved for p in i.summary.pointers)]
+def _warn_invalid(items: Sequence[ContextItem], valid: frozenset[str]) -> None:
+    """Log the carried pointers a new summary left out (see the module documentation)."""
+    holders = [i.item_id for i in items if i.summary is not None
+               and not all(p in valid for p in i.summary.pointers)]
+    if holders:
         logger.warning(
-            "%d pointer(s) of summary item(s) %s name no stored record and are not carried "
-            "into the new summary (the items themselves are stored and pointed to)",
-            len(missing), ", ".join(repr(h) for h in holders[:5])
+            "summary item(s) %s carry pointers to no stored record, or to records published "
+            "after as_of; those pointers are not carried (the items themselves are stored and "
+            "pointed to)", ", ".join(repr(h) for h in holders[:5])
             + (f" and {len(holders) - 5} more" if len(holders) > 5 else ""),
         )
 

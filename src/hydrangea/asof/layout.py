@@ -4,13 +4,15 @@ Trust decides placement, never kind:
 
 1. one ``system`` message: the trusted ``system`` items, then the trusted ``instruction`` items
    (each group by descending priority, then id), joined by a blank line;
-2. one ``user`` data message, only if something untrusted is shown: a trusted notice (see
-   :func:`hydrangea.asof.fence.notice`) followed by every untrusted item as a fenced block,
-   summaries first, then memory, documents, observations, and last the untrusted items that
-   claim a harness kind (task, instruction, system); within a kind by ``published_at``, then id;
+2. one ``user`` data message, only if something untrusted is admitted: a trusted notice (see
+   :func:`hydrangea.asof.fence.notice`) followed by every untrusted item shown as a fenced
+   block, summaries first, then memory, documents, observations, and last the untrusted items
+   that claim a harness kind (task, instruction, system); within a kind by ``published_at``
+   (UTC), then id; then the end line, and the index line (:func:`index_line`) when some
+   admitted records are too many to name;
 3. one ``user`` task message: the trusted ``task`` items by descending priority, then id.
 
-Messages with no items are left out. Blocks are separated by a blank line.
+Messages with nothing to show are left out.
 """
 
 from __future__ import annotations
@@ -19,15 +21,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import assert_never
 
-from hydrangea.asof.fence import (
-    CLOSE,
-    NONCE_LENGTH,
-    OPEN,
-    fence_bodies,
-    fence_body,
-    nonce_of_bodies,
-    notice,
-)
+from hydrangea.asof.fence import data_pieces, fence_body, nonces_of_bodies, published_label
 from hydrangea.asof.items import ContextItem, ItemKind, Trust
 from hydrangea.message import Message, Role
 
@@ -37,36 +31,41 @@ __all__ = [
     "block_bodies",
     "block_body",
     "block_key",
-    "data_length",
-    "data_text",
+    "data_message",
     "in_block_order",
-    "published_label",
-    "published_labels",
+    "index_line",
     "split_trusted",
-    "with_nonce",
+    "utc",
 ]
 
 SEPARATOR = "\n\n"
-"""Between the notice and each fenced block, and between trusted items."""
+"""Between trusted items."""
 
 _OLDEST = datetime.min.replace(tzinfo=UTC)
 
 
+def utc(moment: datetime | None) -> datetime:
+    """``moment`` in UTC, the earliest aware datetime for ``None``: every comparison and every
+    "latest" of the package goes through it (Python compares two datetimes of the same zone by
+    wall time, ignoring ``fold``, so 01:15 after a DST fold would sort before 01:45 before it)."""
+    return _OLDEST if moment is None else moment.astimezone(UTC)
+
+
 def _block_rank(kind: ItemKind) -> int:
     match kind:
-        case ItemKind.summary:
+        case ItemKind.SUMMARY:
             return 0
-        case ItemKind.memory:
+        case ItemKind.MEMORY:
             return 1
-        case ItemKind.document:
+        case ItemKind.DOCUMENT:
             return 2
-        case ItemKind.observation:
+        case ItemKind.OBSERVATION:
             return 3
-        case ItemKind.task:
+        case ItemKind.TASK:
             return 4
-        case ItemKind.instruction:
+        case ItemKind.INSTRUCTION:
             return 5
-        case ItemKind.system:
+        case ItemKind.SYSTEM:
             return 6
         case _:
             assert_never(kind)
@@ -76,8 +75,8 @@ _RANKS = {kind: _block_rank(kind) for kind in ItemKind}
 
 
 def block_key(item: ContextItem) -> tuple[int, datetime, str]:
-    """Order of the fenced blocks: kind rank, then ``published_at``, then id."""
-    return (_RANKS[item.kind], item.published_at or _OLDEST, item.item_id)
+    """Order of the fenced blocks: kind rank, then ``published_at`` (in UTC), then id."""
+    return (_RANKS[item.kind], utc(item.published_at), item.item_id)
 
 
 def in_block_order(items: Sequence[ContextItem]) -> list[ContextItem]:
@@ -89,73 +88,45 @@ def _trusted_key(item: ContextItem) -> tuple[int, str]:
     return (-item.priority, item.item_id)
 
 
-def published_label(item: ContextItem) -> str:
-    """``published_at`` in ISO 8601, or ``none``."""
-    return "none" if item.published_at is None else item.published_at.isoformat()
-
-
-def block_body(item: ContextItem, published: str | None = None) -> str:
-    """The fenced block of one untrusted item without its nonce (see
-    :func:`hydrangea.asof.fence.fence_body`); a build renders each item's body once.
-    ``published`` is :func:`published_label` of the item, when the caller already has it."""
+def block_body(item: ContextItem) -> str:
+    """The fenced block of one untrusted item without its mark and nonce (see
+    :func:`hydrangea.asof.fence.fence_body`); a build renders each item's body once."""
     return fence_body(
         item.content,
         item_id=item.item_id,
         origin=item.provenance.origin,
         kind=item.kind.value,
-        published=published_label(item) if published is None else published,
+        published=published_label(item.published_at),
     )
 
 
-def published_labels(items: Sequence[ContextItem]) -> list[str]:
-    """:func:`published_label` of each of ``items``."""
-    return [published_label(item) for item in items]
+def block_bodies(items: Sequence[ContextItem]) -> list[str]:
+    """:func:`block_body` of each of ``items``, in order."""
+    return [block_body(item) for item in items]
 
 
-def block_bodies(
-    items: Sequence[ContextItem], labels: Sequence[str] | None = None
-) -> tuple[Sequence[str], list[str]]:
-    """The :func:`published_label` and the :func:`block_body` of each of ``items``, in order
-    (``labels``, when the caller has them already)."""
-    if labels is None:
-        labels = published_labels(items)
-    bodies = fence_bodies(zip(
-        [i.content for i in items],
-        [i.item_id for i in items],
-        [i.provenance.origin for i in items],
-        [i.kind.value for i in items],
-        labels,
-        strict=True,
-    ))
-    return labels, bodies
+def index_line(count: int, first: datetime, last: datetime) -> str:
+    """The trusted line that covers ``count`` admitted records the request cannot name: how
+    many, which time span (the UTC days of the first and the last, both included), and that
+    the record store holds them. It carries no outside text (a number and two dates), so it
+    needs no fence."""
+    return (
+        f"Not shown: {count} more record{'' if count == 1 else 's'}, published "
+        f"{first.astimezone(UTC):%Y-%m-%d} to {last.astimezone(UTC):%Y-%m-%d} (UTC), "
+        "kept in full in the record store."
+    )
 
 
-def data_length(body_chars: int, blocks: int) -> int:
-    """``len(data_text(bodies))`` for ``blocks`` bodies of ``body_chars`` characters in all."""
-    nonce = "0" * NONCE_LENGTH  # every nonce has this length
-    per_block = len(SEPARATOR) + len(with_nonce("", nonce))
-    return len(notice(nonce)) + body_chars + per_block * blocks
-
-
-def with_nonce(body: str, nonce: str) -> str:
-    """The complete fenced block for a :func:`block_body` and a nonce."""
-    return f"{OPEN}data nonce={nonce}{body}{nonce}{CLOSE}"
-
-
-def data_text(bodies: Sequence[str]) -> str:
-    """The data message for blocks with these bodies, in rendered order: the notice, then each
-    block, separated by :data:`SEPARATOR`. The nonce is derived from all the bodies."""
-    nonce = nonce_of_bodies(bodies)
-    opening = f"{OPEN}data nonce="
-    # nonce.join over [notice + opening, body1, link, body2, ..., bodyN, CLOSE] puts the nonce
-    # exactly where each block's header and end line need it.
-    link = f"{CLOSE}{SEPARATOR}{opening}"
-    pieces = [notice(nonce) + SEPARATOR + opening]
-    for body in bodies:
-        pieces.append(body)
-        pieces.append(link)
-    pieces[-1] = CLOSE
-    return nonce.join(pieces)
+def data_message(bodies: Sequence[str], index: str | None) -> list[str] | None:
+    """The data message in pieces (see :func:`hydrangea.asof.fence.data_pieces`): the fenced
+    blocks, then the index line if any, after a line break; ``None`` when there is neither."""
+    if not bodies:
+        return None if index is None else [index]
+    nonce, end = nonces_of_bodies(bodies)
+    pieces = data_pieces(bodies, nonce, end)
+    if index is not None:
+        pieces.append("\n" + index)
+    return pieces
 
 
 def split_trusted(
@@ -170,14 +141,14 @@ def split_trusted(
         if item.trust is not Trust.TRUSTED:
             raise ValueError(f"item {item.item_id!r} is not trusted")
         match item.kind:
-            case ItemKind.system:
+            case ItemKind.SYSTEM:
                 system_items.append(item)
-            case ItemKind.instruction:
+            case ItemKind.INSTRUCTION:
                 instruction_items.append(item)
-            case ItemKind.task:
+            case ItemKind.TASK:
                 task_items.append(item)
             case (
-                ItemKind.observation | ItemKind.memory | ItemKind.document | ItemKind.summary
+                ItemKind.OBSERVATION | ItemKind.MEMORY | ItemKind.DOCUMENT | ItemKind.SUMMARY
             ):
                 raise ValueError(f"a trusted {item.kind.value} item cannot exist")
             case _:

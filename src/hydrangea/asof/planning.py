@@ -1,22 +1,34 @@
-"""Choosing the split of one build that does not fit in full: estimate, plan, render, re-plan.
+"""Choosing what a build that does not fit in full shows: one ordered sequence of degradations.
 
-Each untrusted item's block cost, its cost as a summary entry and its pointer cost are measured
-once per build (the extractive facts are kept for the summary itself). For a counter that only
-divides the length (:func:`hydrangea.asof.counting.chars_per_token`) they are measured in
-characters, which add up exactly; for any other counter in its tokens, scaled by how a sample
-counts when joined as rendered, since rounding each piece up over-counts the pieces.
-:func:`plan` turns the costs into a split; the split is rendered and the exact messages counted.
-The room handed to :func:`plan` is then corrected by what the render showed, in both directions:
-an overshoot shrinks it, unused room grows it (short of the whole difference), so an estimate
-that erred either way does not cost shown or compacted items. The search keeps the best split
-that fitted (fewest drops, then fewest compacted), brackets the room between what fitted and
-what did not, stops once a fitting render leaves less than 1/256 of the budget unused, and
-renders at most :data:`MAX_ATTEMPTS` splits.
+The untrusted items are sorted once, least important first (:func:`importance_key`: priority,
+then age in UTC, then id), which groups them into priority classes. Each item can be shown at
+one of five levels, from most to least room:
 
-A summarizer other than the built-in :class:`ExtractiveSummarizer` is priced at first as
-extraction would be; after each of its summaries the plain items' entry estimates are rescaled by
-the ratio it was seen to write at (:func:`hydrangea.asof.compaction.scaled_fact_costs`), so a
-short summary leaves room to show or compact more rather than drop.
+``FULL``  its fenced block;   ``NOTE``  a summary entry with its note (its first sentence);
+``SHORT`` an entry with the note shortened (:data:`~hydrangea.asof.summary.SHORT_NOTE`);
+``POINTER`` its id alone on the summary's ``also:`` line;  ``INDEX`` counted by the index line.
+
+A *state* says the level of every item. The states form one sequence, each a step further from
+showing everything: the lowest priority class first compacts its items into notes (oldest
+first), then shortens those notes, then cuts them to the pointer, and only then does the next
+class up start; once every item is a pointer, the least important pointers give way to the
+index line, one by one. So priority decides what is shown in full first and compacted last,
+entries are shortened step by step down to the pointer before any item is left unnamed, and
+what must still be left out is covered by the index line
+(:func:`~hydrangea.asof.layout.index_line`).
+
+Costs are measured once per build and per item: the block, each entry form and the pointer
+(in characters for :class:`~hydrangea.asof.counting.ApproxTokenCounter`, where they add up
+exactly; in the counter's tokens otherwise, where o200k's also add up at the pieces' boundaries,
+see :mod:`hydrangea.asof.fence`). The text formats are never re-derived here: the fence, summary
+and layout modules render the pieces that are measured. A state's estimated cost is a few prefix
+sums, so the first state that fits is found by a binary search per stage. The search then
+renders it and counts the exact messages, and corrects its room by what the count showed in
+both directions; it keeps the earliest state known to fit, brackets the answer between a state
+known to overflow and one known to fit, stops once a fitting render leaves less than 1/256 of
+the budget unused, and renders at most :data:`MAX_ATTEMPTS` states. The last state (every item
+counted by the index line) is known to fit before the search starts, so a build never comes out
+empty when any state fits.
 """
 
 from __future__ import annotations
@@ -24,81 +36,122 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Callable, Generator, Sequence, Set
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from enum import IntEnum
 from fractions import Fraction
-from typing import Final, TypeVar
+from typing import Final
 
-from hydrangea.asof.compaction import (
-    COMPACTION_ORIGIN,
-    Plan,
-    carried_summary,
-    make_summary_item,
-    plan,
-    scaled_fact_costs,
-    summary_item,
-)
+from hydrangea.asof.compaction import COMPACTION_ORIGIN, importance_key, summary_item
 from hydrangea.asof.counting import TokenCounter, chars_per_token
-from hydrangea.asof.fence import CLOSE, NONCE_LENGTH, OPEN, fence, notice
-from hydrangea.asof.items import ContextItem, ItemKind
-from hydrangea.asof.layout import (
+from hydrangea.asof.fence import (
+    END_LENGTH,
+    MARK,
+    PLACEHOLDER_NONCE,
     SEPARATOR,
-    block_body,
-    block_key,
-    data_text,
-    with_nonce,
+    end_line,
+    escape_content,
+    fence_body,
+    notice,
+    published_label,
 )
+from hydrangea.asof.items import ContextItem, ItemKind
+from hydrangea.asof.layout import block_body, block_key, data_message, index_line, utc
+from hydrangea.asof.records import RecordStore
 from hydrangea.asof.summary import (
-    POINTERS_PREFIX,
+    SHORT_NOTE,
     AsyncSummarizer,
     ExtractiveSummarizer,
     StructuredSummary,
     Summarizer,
-    quoted,
+    entry_line,
+    heading,
+    pointer_word,
+    shorten,
+    summary_overhead,
 )
+from hydrangea.asof.tokenizers import OpenAITokenCounter
 
-__all__ = ["MAX_ATTEMPTS", "Candidate", "SplitSearch"]
+__all__ = ["MAX_ATTEMPTS", "Candidate", "Level", "Planner", "adds_up"]
 
 MAX_ATTEMPTS: Final = 8
-"""The most splits one build renders before it settles for the best that fitted."""
+"""The most states one build renders before it settles for the best that fitted."""
 
-PLACEHOLDER_NONCE: Final = "0" * NONCE_LENGTH
-"""Stands in for the nonce when a block is counted before the build's nonce is known."""
-
-_RESCALE_TOLERANCE: Final = Fraction(1, 8)
 _CLOSE_ENOUGH: Final = 256
-_PROBE: Final = 256
-_MIN = datetime.min.replace(tzinfo=UTC)
-_T = TypeVar("_T")
+_PLACEHOLDER_END: Final = "0" * END_LENGTH
 
-Request = Generator[list[ContextItem], StructuredSummary, "Candidate | None"]
-_Rendering = Generator[list[ContextItem], StructuredSummary, "Candidate"]
+Request = Generator[list[ContextItem], StructuredSummary, "Candidate"]
+
+
+def adds_up(counter: TokenCounter) -> bool:
+    """Whether ``counter`` counts a data message exactly as the sum of its pieces
+    (:func:`~hydrangea.asof.fence.data_pieces`), and a block the same with the placeholder
+    nonce: true of the exact OpenAI counter (o200k and cl100k split text before a line that
+    follows a newline, and every 12-digit nonce is four tokens; ``tests/test_asof_properties.py``
+    checks both on adversarial text), so a build counts each block once and never the whole
+    message again. Any other counter is counted on the whole text."""
+    return type(counter) is OpenAITokenCounter
+
+
+class Level(IntEnum):
+    """How an item is shown, from the most room to the least."""
+
+    FULL = 4
+    NOTE = 3
+    SHORT = 2
+    POINTER = 1
+    INDEX = 0
 
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    """One rendered split: ``order[:drop]`` dropped, ``order[drop:compact]`` summarized into
-    ``summary`` (whose sources are ``source_ids``), the rest shown; ``text`` is the data message
-    (``None`` when no block is shown) and ``tokens`` the count of every message."""
+    """One rendered state: the summary item (``None`` when nothing is summarized), the ids it
+    replaced (``source_ids``), the ids only the index line covers (``indexed``, least important
+    first), the shown untrusted items in rendered order, the data message text and the exact
+    token count of the whole request."""
 
-    drop: int
-    compact: int
+    state: int
     summary: ContextItem | None
     source_ids: tuple[str, ...]
+    indexed: tuple[ContextItem, ...]
+    shown: tuple[ContextItem, ...]
     text: str | None
     tokens: int
 
 
-class SplitSearch:
-    """The search for one build. ``blocks`` are the untrusted items in rendered order,
-    ``bodies`` their :func:`~hydrangea.asof.layout.block_body` renderings and ``labels`` their
-    ``published`` labels; ``fixed`` is what the trusted messages take and ``full_tokens`` what
-    showing everything takes (more than ``budget``). ``resolved`` holds the pointers of summary
-    blocks that are found in the record store, the only ones a new summary carries (see
-    :func:`~hydrangea.asof.compaction.summary_pointers`)."""
+@dataclass(frozen=True, slots=True)
+class _Stage:
+    start: int  # first importance position of the class
+    stop: int  # one past its last
+    upper: Level  # the level its degraded items leave
+    lower: Level  # the level they reach
 
-    __slots__ = ("_bodies", "_budget", "_chronological", "_count", "_extractive", "_facts",
-                 "_fixed", "_measure", "_per", "_rank", "_taken", "blocks", "costs", "entries",
-                 "order", "overhead", "plain", "pointers", "resolved", "seen")
+
+class Planner:
+    """Plans and renders one build that does not fit in full (see the module documentation)."""
+
+    __slots__ = (
+        "_additive",
+        "_budget",
+        "_costs",
+        "_count",
+        "_extractive",
+        "_fixed",
+        "_measure",
+        "_notes",
+        "_per",
+        "_prefix",
+        "_records",
+        "_seen",
+        "_stages",
+        "_taken",
+        "_valid",
+        "blocks",
+        "bodies",
+        "order",
+        "overhead",
+        "rank",
+        "scale",
+        "states",
+    )
 
     def __init__(
         self,
@@ -107,276 +160,362 @@ class SplitSearch:
         summarizer: Summarizer | AsyncSummarizer,
         blocks: Sequence[ContextItem],
         bodies: Sequence[str],
-        labels: Sequence[str],
+        block_costs: Sequence[int],
         fixed: int,
-        full_tokens: int,
         budget: int,
-        taken: set[str],
-        resolved: Set[str],
+        taken: Set[str],
+        records: RecordStore,
+        valid: Set[str],
     ) -> None:
         self._count = counter.count
-        # Estimates are in characters for a counter that only divides the length (rounding
-        # once, as the rendered text is counted), else in the counter's tokens.
+        self._additive = adds_up(counter)
         per = chars_per_token(counter)
-        self._per = 1 if per is None else per
+        self._per: Fraction = Fraction(1) if per is None else per
         self._measure: Callable[[str], int] = counter.count if per is None else len
-        self._budget = budget
-        self._fixed = fixed
-        self._taken = taken
-        self.resolved = resolved
-        self.blocks = blocks
-        self._bodies = bodies
-        oldest = _MIN
-        importance = [(i.priority, i.published_at or oldest, i.item_id) for i in blocks]
-        by_importance = sorted(range(len(blocks)), key=importance.__getitem__)
-        self.order = [blocks[j] for j in by_importance]  # as importance_key sorts them
-        self._rank = [0] * len(blocks)  # each block's place in that order
+        self._budget, self._fixed = budget, fixed
+        self._taken, self._records, self._valid = taken, records, valid
+        self.blocks, self.bodies = blocks, bodies
+        n = len(blocks)
+        by_importance = sorted(range(n), key=lambda j: importance_key(blocks[j]))
+        self.order = [blocks[j] for j in by_importance]
+        self.rank = [0] * n  # each block's importance position
         for place, j in enumerate(by_importance):
-            self._rank[j] = place
-        # The built-in extractor's facts are reused by its summary; any other summarizer is
-        # asked through the assembly's requests, and priced as extraction until observed.
-        self._extractive: ExtractiveSummarizer | None = None
-        if type(summarizer) is ExtractiveSummarizer:  # not a subclass that overrides fact()
-            self._extractive = summarizer
-        self._facts: list[str] = []  # by importance rank: the extracted fact, "" for a summary
-        self._chronological: list[int] = []  # importance ranks in (published_at, id) order
-        self.seen: dict[tuple[int, int], int] = {(0, 0): full_tokens}
-        ordered = [bodies[j] for j in by_importance]
-        self._estimate(ordered, max(labels, key=len, default="none"))
+            self.rank[j] = place
+        self._extractive = summarizer if type(summarizer) is ExtractiveSummarizer else None
+        extractor = self._extractive or ExtractiveSummarizer()
+        self._notes = [extractor.note(i) if i.summary is None else "" for i in self.order]
+        self.scale = Fraction(1)  # a custom summarizer's writing, against extraction's
+        self._seen: dict[int, Candidate] = {}
+        self._measure_costs([block_costs[j] for j in by_importance])
+        self._stages = self._make_stages()
+        self.states = sum(s.stop - s.start for s in self._stages) + n  # the last: all indexed
 
-    def _estimate(self, ordered_bodies: Sequence[str], longest_label: str) -> None:
-        """Per item in importance order: block cost, pointer cost, entry cost and whether it is
-        plain (not a summary). Each is counted once; for subadditive counters (such as the
-        default) their sums bound the rendered cost from above."""
+    # ------------------------------------------------------------------ costs
+
+    def _entry_costs(self, item: ContextItem, note: str) -> tuple[int, int, int]:
+        """NOTE, SHORT and POINTER cost of one item (``note``: its extracted note)."""
         measure = self._measure
-        separator = measure(SEPARATOR)
-        extractor = self._extractive if self._extractive is not None else ExtractiveSummarizer()
-        opening, closing = f"{OPEN}data nonce={PLACEHOLDER_NONCE}", f"{PLACEHOLDER_NONCE}{CLOSE}"
-        order = self.order
-        self.plain = [i.summary is None for i in order]
-        if all(self.plain):
-            found = extractor.facts(order)
-        else:
-            found = [extractor.fact(i) if i.summary is None else "" for i in order]
-        self._facts = found
-        # A summary entry reads "- fact" (continuation lines indented), one line each; a carried
-        # summary brings its rendered text (with the pointers it may carry), whose pointers line
-        # becomes the merged one.
-        carried: list[StructuredSummary | None] = (
-            [None] * len(order) if all(self.plain)
-            else [carried_summary(i, self.resolved) for i in order]
+        if item.summary is None:
+            pointer = measure(pointer_word(item.item_id))
+            if self._extractive is None:  # a model writes for it: priced as extraction, scaled
+                written = -(-measure(escape_content(entry_line(item.item_id, note)))
+                            * self.scale.numerator // self.scale.denominator)
+                return pointer + written, pointer + written, pointer
+            full = measure(escape_content(entry_line(item.item_id, note)))
+            cut = shorten(note, SHORT_NOTE)
+            short = full if cut == note else measure(escape_content(entry_line(item.item_id, cut)))
+            return full, short, pointer
+        carried = item.summary
+        pointers = [item.item_id, *[p for p in carried.pointers if p in self._valid]]
+        bare = sum(map(measure, map(pointer_word, pointers)))
+        full = short = bare
+        for carried_pointer in pointers[1:]:
+            text = carried.note_of(carried_pointer)
+            if text:
+                full += measure(escape_content(entry_line(carried_pointer, text)))
+                short += measure(escape_content(
+                    entry_line(carried_pointer, shorten(text, SHORT_NOTE))
+                ))
+        general = sum(
+            measure(escape_content("- " + entry.replace("\n", "\n  ") + "\n"))
+            for entry in (*carried.facts, *carried.decisions, *carried.open_questions)
         )
-        if measure is len:  # characters: no string needs building to be measured
-            extra = len(opening) + len(closing) + separator
-            self.costs = [len(b) + extra for b in ordered_bodies]
-            self.pointers = [  # len(quoted(item_id) + ", "), the call saved for plain ids
-                len(x) + 4 if x.isprintable() and '"' not in x and "\\" not in x
-                else len(quoted(x)) + 2
-                for x in [i.item_id for i in order]
-            ]
-            if all(self.plain):
-                self.entries = [len(f) + 3 + 2 * f.count("\n") for f in found]
-            else:
-                self.entries = [
-                    len(f) + 3 + 2 * f.count("\n") if c is None else len(c.render())
-                    for c, f in zip(carried, found, strict=True)
-                ]
-        else:
-            self.costs = [c + separator for c in map(measure, [
-                f"{opening}{b}{closing}" for b in ordered_bodies  # with_nonce(b, placeholder)
-            ])]
-            self.pointers = list(map(measure, [quoted(i.item_id) + ", " for i in order]))
-            self.entries = list(map(measure, [
-                "- " + f.replace("\n", "\n  ") + "\n" if c is None else c.render()
-                for c, f in zip(carried, found, strict=True)
-            ]))
-        frame = fence(
-            "",
-            nonce=PLACEHOLDER_NONCE,
-            item_id="summary-" + "0" * 19,
-            origin=COMPACTION_ORIGIN,
-            kind=ItemKind.summary.value,
-            published=longest_label,
-        )
-        heading = f"summary of {len(order)} records\nfacts:\ndecisions:\nopen questions:\n"
-        self.overhead = (
-            measure(frame) + separator + measure(heading) + measure("pointers: []") + 2
-        )
-        if measure is not len:
-            self._calibrate(ordered_bodies)
+        return full + general, short + general, bare
 
-    def _calibrate(self, ordered_bodies: Sequence[str]) -> None:
-        """Scale the block and pointer costs by how a sample of them counts when joined as
-        rendered, against one by one: a counter that rounds each piece up over-counts pieces
-        (and one that merges across joins under-counts them). Characters need no scaling."""
-        measure, n = self._measure, len(ordered_bodies)
-        sample = range(max(0, n - _PROBE), n)
-        blocks = [with_nonce(ordered_bodies[p], PLACEHOLDER_NONCE) for p in sample]
-        joined = measure(SEPARATOR.join(blocks) + SEPARATOR)
-        apart = sum([self.costs[p] for p in sample])
-        if joined > 0 and apart > 0:
-            self.costs = [-(-c * joined // apart) for c in self.costs]
-        ids = [quoted(self.order[p].item_id) for p in sample]
-        joined = measure(", ".join(ids) + ", ")
-        apart = sum([self.pointers[p] for p in sample])
-        if joined > 0 and apart > 0:
-            self.pointers = [-(-c * joined // apart) for c in self.pointers]
+    def _measure_costs(self, full_costs: list[int]) -> None:
+        measure, order = self._measure, self.order
+        levels = [self._entry_costs(item, note) for item, note in zip(order, self._notes,
+                                                                      strict=True)]
+        self._costs = {
+            Level.FULL: full_costs,
+            Level.NOTE: [c[0] for c in levels],
+            Level.SHORT: [c[1] for c in levels],
+            Level.POINTER: [c[2] for c in levels],
+        }
+        self._prefix = {level: _prefix_sums(costs) for level, costs in self._costs.items()}
+        longest = max((published_label(i.published_at) for i in order), key=len, default="-")
+        frame = fence_body(
+            "", item_id="summary-" + "0" * 12 + "-99", origin=COMPACTION_ORIGIN,
+            kind=ItemKind.SUMMARY.value, published=longest,
+        )
+        general = any(i.summary is not None for i in order) or self._extractive is None
+        sections = "facts:\ndecisions:\nopen questions:\n" if general else ""
+        summary = (
+            measure(f"{MARK}{PLACEHOLDER_NONCE}{frame}{SEPARATOR}")
+            + measure(summary_overhead(noted=True, bare=True) + sections)
+            + measure(heading(10 ** len(str(len(order))))) - measure(heading(10))
+        )
+        fence_cost = measure(notice(PLACEHOLDER_NONCE, _PLACEHOLDER_END) + SEPARATOR) + measure(
+            end_line(_PLACEHOLDER_END)
+        )
+        when = [utc(i.published_at) for i in order] or [utc(None)]
+        index = measure("\n" + index_line(max(len(order), 1), min(when), max(when)))
+        self.overhead = (fence_cost, summary, index)
 
-    def run(self) -> Request:
-        """Yields the plain items to summarize (when the summarizer is not the built-in one),
-        receives their summary, and returns the best split that fitted, if any."""
+    def _make_stages(self) -> list[_Stage]:
+        stages: list[_Stage] = []
+        order, start = self.order, 0
+        for end in range(1, len(order) + 1):
+            if end == len(order) or order[end].priority != order[start].priority:
+                stages.append(_Stage(start, end, Level.FULL, Level.NOTE))
+                stages.append(_Stage(start, end, Level.NOTE, Level.SHORT))
+                stages.append(_Stage(start, end, Level.SHORT, Level.POINTER))
+                start = end
+        return stages
+
+    def _locate(self, state: int) -> tuple[int, int]:
+        """``(stage, b)``: the stage and how many of its class have taken its step (stage
+        ``len(stages)`` is the index stage, ``b`` the number indexed); ``(-1, 0)`` for state 0."""
+        if state == 0:
+            return -1, 0
+        rest = state
+        for number, stage in enumerate(self._stages):
+            size = stage.stop - stage.start
+            if rest <= size:
+                return number, rest
+            rest -= size
+        return len(self._stages), rest
+
+    def level(self, state: int, position: int) -> Level:
+        """The level of the item at importance ``position`` in ``state``."""
+        number, b = self._locate(state)
+        if number == -1:
+            return Level.FULL
+        if number == len(self._stages):
+            return Level.INDEX if position < b else Level.POINTER
+        stage = self._stages[number]
+        if position < stage.start:
+            return Level.POINTER
+        if position >= stage.stop:
+            return Level.FULL
+        return stage.lower if position < stage.start + b else stage.upper
+
+    def levels(self, state: int) -> list[Level]:
+        """The level of every item, in importance order, in ``state``."""
+        n = len(self.order)
+        number, b = self._locate(state)
+        if number == -1:
+            return [Level.FULL] * n
+        if number == len(self._stages):
+            return [Level.INDEX] * b + [Level.POINTER] * (n - b)
+        stage = self._stages[number]
+        cut = stage.start + b
+        return (
+            [Level.POINTER] * stage.start + [stage.lower] * b + [stage.upper] * (stage.stop - cut)
+            + [Level.FULL] * (n - stage.stop)
+        )
+
+    def estimate(self, state: int) -> int:
+        """The estimated cost of the data message in ``state``, in measure units."""
+        prefix, n = self._prefix, len(self.order)
+        fence_cost, summary, index = self.overhead
+        number, b = self._locate(state)
+        if number == -1:
+            return prefix[Level.FULL][n] + fence_cost
+        if number == len(self._stages):
+            if b == n:
+                return index
+            pointers = prefix[Level.POINTER][n] - prefix[Level.POINTER][b]
+            return pointers + fence_cost + summary + index
+        stage = self._stages[number]
+        cut = stage.start + b
+        lower, upper = prefix[stage.lower], prefix[stage.upper]
+        return (
+            prefix[Level.POINTER][stage.start]
+            + lower[cut] - lower[stage.start] + upper[stage.stop] - upper[cut]
+            + prefix[Level.FULL][n] - prefix[Level.FULL][stage.stop]
+            + fence_cost + summary
+        )
+
+    def first_fit(self, available: int) -> int:
+        """The first state whose estimate is at most ``available`` (the last state if none)."""
+        if self.estimate(0) <= available:
+            return 0
+        state = 0
+        # The index stage ends with its one jump: with every item indexed there is no fence,
+        # no notice and no summary left, so that state is searched on its own.
+        sizes = [s.stop - s.start for s in self._stages] + [len(self.order) - 1]
+        for size in sizes:
+            if self.estimate(state + size) <= available:
+                low, high = state + 1, state + size  # the first fitting one lies in (low..high]
+                while low < high:
+                    middle = (low + high) // 2
+                    if self.estimate(middle) <= available:
+                        high = middle
+                    else:
+                        low = middle + 1
+                return low
+            state += size
+        return self.states
+
+    # ----------------------------------------------------------------- search
+
+    def run(self, start_room: int) -> Request:
+        """Yields the plain items a custom summarizer must summarize, receives its summary, and
+        returns the earliest state found to fit (``start_room``: the budget left by the trusted
+        messages, in tokens)."""
         budget, per = self._budget, self._per
-        start = per * (budget - self._fixed) - self._measure(notice(PLACEHOLDER_NONCE))
-        scale = self._probe()
-        fact_costs = scaled_fact_costs(
-            self.pointers, self.entries, self.plain, (scale.numerator, scale.denominator)
-        )
-        available = start
-        low: int | None = None  # the most room known to give a fitting split
-        high: int | None = None  # the least room known to give a split over budget
+        available = int(start_room * per)
+        low, high = 0, self.states  # state 0 is known to overflow, the last one to fit
         best: Candidate | None = None
-        renders = 0
-        for _ in range(4 * MAX_ATTEMPTS):
-            split = plan(self.costs, fact_costs, self.overhead, available)
-            key = (split.drop, split.compact)
-            tokens = self.seen.get(key)
-            if tokens is None:
-                if renders == MAX_ATTEMPTS:
+        state = self.first_fit(available)
+        for _ in range(MAX_ATTEMPTS):
+            if state >= high:
+                break  # nothing before the earliest state known to fit is expected to fit
+            if state <= low:  # the estimate was too hopeful: halve the bracket instead
+                state = (low + high) // 2
+                if state == low:
                     break
-                renders += 1
-                candidate = yield from self._render(split)
-                tokens = self.seen[key] = candidate.tokens
-                if tokens <= budget and (best is None or key < (best.drop, best.compact)):
-                    best = candidate
-                observed = self._observed_scale(candidate)
-                if observed is not None and abs(observed - scale) > _RESCALE_TOLERANCE * scale:
-                    scale = observed  # re-price with what this summarizer really writes
-                    fact_costs = scaled_fact_costs(
-                        self.pointers, self.entries, self.plain,
-                        (scale.numerator, scale.denominator),
-                    )
-                    available, low, high = start, None, None
-                    continue
-            if tokens <= budget:
-                if (budget - tokens) * _CLOSE_ENOUGH <= budget or key == (0, 0):
-                    break  # within 1/256 of the budget: another render would gain too little
-                low = available if low is None else max(low, available)
+            candidate = yield from self.render(state)
+            if candidate.tokens <= budget:
+                high, best = state, candidate
+                slack = budget - candidate.tokens
+                if slack * _CLOSE_ENOUGH <= budget:
+                    break
+                available += max(1, int(slack * per) * 7 // 8)
             else:
-                high = available if high is None else min(high, available)
-            following = available + per * (budget - tokens)
-            if tokens < budget:  # grow a little short of the room: estimates err both ways
-                following = available + per * (budget - tokens) * 7 // 8
-            if low is not None and high is not None:
-                if high - low <= 1:
-                    break
-                if not low < following < high:
-                    following = (low + high) // 2
-            if following == available:
-                break  # no room left to move: the split would not change
-            available = following
+                low = state
+                available -= max(1, int((candidate.tokens - budget) * per))
+            if high - low <= 1:
+                break
+            state = self.first_fit(available)
+        if best is None:
+            best = yield from self.render(self.states)
         return best
 
-    def _render(self, split: Plan) -> _Rendering:
-        sources: list[ContextItem] = []
+    def render(self, state: int) -> Request:
+        """Render ``state`` and count the whole request exactly (memoized)."""
+        known = self._seen.get(state)
+        if known is not None:
+            return known
+        levels = self.levels(state)
+        summarized = [p for p, lv in enumerate(levels) if Level.POINTER <= lv < Level.FULL]
+        indexed = tuple(self.order[p] for p, lv in enumerate(levels) if lv is Level.INDEX)
         summary: ContextItem | None = None
-        if split.compact > split.drop:
-            order, drop, compact = self.order, split.drop, split.compact
-            if not self._chronological:  # sorted once per build, on the first summary
-                when = [(i.published_at or _MIN, i.item_id) for i in order]
-                self._chronological = sorted(range(len(order)), key=when.__getitem__)
-            ranks = [p for p in self._chronological if drop <= p < compact]
-            sources = [order[p] for p in ranks]
-            if self._extractive is not None and all(self.plain[drop:compact]):
-                # The facts are known and unique (each names its record), and so are the ids:
-                # this is the summary make_summary_item would merge, built directly.
-                facts = self._facts
-                merged = StructuredSummary.model_construct(
-                    facts=tuple([facts[p] for p in ranks]),
-                    pointers=tuple([s.item_id for s in sources]),
-                )
-                summary = summary_item(sources, merged, self._taken)
-            else:
-                plain = [s for s in sources if s.summary is None]
-                if not plain:
-                    extracted = StructuredSummary()
-                elif self._extractive is not None:
-                    known = {s.item_id: self._facts[p] for p, s in zip(ranks, sources, strict=True)
-                             if s.summary is None}
-                    extracted = self._extractive.summarize_known(plain, known)
+        sources: list[ContextItem] = []
+        if summarized:
+            chronological = sorted(summarized, key=lambda p: (utc(self.order[p].published_at),
+                                                              self.order[p].item_id))
+            sources = [self.order[p] for p in chronological]
+            model: StructuredSummary | None = None
+            if self._extractive is None:
+                asked = [self.order[p] for p in chronological
+                         if levels[p] >= Level.SHORT and self.order[p].summary is None]
+                if asked:
+                    model = yield asked
+                    self._rescale(asked, model)
+            merged = self._merge(chronological, levels, model)
+            summary = summary_item(sources, merged, self._taken, self._records)
+        shown_items = [b for j, b in enumerate(self.blocks) if levels[self.rank[j]] is Level.FULL]
+        bodies = [self.bodies[j] for j, b in enumerate(self.blocks)
+                  if levels[self.rank[j]] is Level.FULL]
+        if summary is not None:
+            at = bisect_left(shown_items, block_key(summary), key=block_key)
+            shown_items.insert(at, summary)
+            bodies.insert(at, block_body(summary))
+        index = None
+        if indexed:
+            when = [utc(i.published_at) for i in indexed]
+            index = index_line(len(indexed), min(when), max(when))
+        pieces = data_message(bodies, index)
+        text = None if pieces is None else "".join(pieces)
+        if text is None:
+            tokens = self._fixed
+        elif self._additive:  # the pieces add up: count only what was not counted yet
+            tokens = self._fixed + self._pieces_tokens(levels, summary, index)
+        else:
+            tokens = self._fixed + self._count(text)
+        source_set = {s.item_id for s in sources}
+        source_ids = () if summary is None else tuple(
+            p for p in summary.pointers if p in source_set
+        )
+        candidate = Candidate(state, summary, source_ids, indexed, tuple(shown_items), text,
+                              tokens)
+        self._seen[state] = candidate
+        return candidate
+
+    def _pieces_tokens(
+        self, levels: Sequence[Level], summary: ContextItem | None, index: str | None
+    ) -> int:
+        """The data message's tokens as the sum of its pieces (see :func:`adds_up`): the blocks
+        shown in full were counted once already, the summary block and index line are new."""
+        count, full = self._count, self._costs[Level.FULL]
+        blocks = sum(cost for cost, level in zip(full, levels, strict=True)
+                     if level is Level.FULL)
+        if summary is not None:
+            blocks += count(f"{MARK}{PLACEHOLDER_NONCE}{block_body(summary)}{SEPARATOR}")
+        if blocks == 0:  # no fence: the index line alone
+            return count(index) if index is not None else 0
+        fence_cost = self.overhead[0]
+        return fence_cost + blocks + (count("\n" + index) if index is not None else 0)
+
+    def _merge(self, positions: Sequence[int], levels: Sequence[Level],
+               model: StructuredSummary | None) -> StructuredSummary:
+        """The summary of the sources at ``positions`` (chronological), each at its level."""
+        notes: dict[str, str] = {}
+        facts: list[str] = [] if model is None else list(model.facts)
+        decisions: list[str] = [] if model is None else list(model.decisions)
+        questions: list[str] = [] if model is None else list(model.open_questions)
+
+        def add(pointer: str, note: str) -> None:
+            if not notes.get(pointer):
+                notes[pointer] = note
+
+        for p in positions:
+            item, level = self.order[p], levels[p]
+            if item.summary is None:
+                if self._extractive is None or level is Level.POINTER:
+                    add(item.item_id, "")
                 else:
-                    extracted = yield plain
-                summary = make_summary_item(sources, extracted, self._taken, self.resolved)
-        bodies = self._shown_bodies(split.compact, summary)
-        text = data_text(bodies) if bodies else None
-        tokens = self._fixed + (self._count(text) if text is not None else 0)
-        return Candidate(
-            split.drop, split.compact, summary, tuple([s.item_id for s in sources]), text, tokens
+                    note = self._notes[p]
+                    add(item.item_id, note if level is Level.NOTE else shorten(note, SHORT_NOTE))
+                continue
+            carried = item.summary
+            add(item.item_id, "")
+            for pointer in carried.pointers:
+                if pointer not in self._valid:
+                    continue
+                text = carried.note_of(pointer) if level > Level.POINTER else ""
+                add(pointer, text if level is Level.NOTE else shorten(text, SHORT_NOTE))
+            if level > Level.POINTER:
+                facts.extend(carried.facts)
+                decisions.extend(carried.decisions)
+                questions.extend(carried.open_questions)
+        noted = [p for p, n in notes.items() if n]
+        bare = [p for p, n in notes.items() if not n]
+        pointers = (*noted, *bare)
+        return StructuredSummary.model_construct(
+            facts=tuple(dict.fromkeys(facts)),
+            decisions=tuple(dict.fromkeys(decisions)),
+            open_questions=tuple(dict.fromkeys(questions)),
+            pointers=pointers,
+            notes=tuple(notes[p] for p in pointers) if noted else (),
         )
 
-    def _probe(self) -> Fraction:
-        """How the built-in extractor's entries count once rendered together, against their
-        estimate one by one: a summary of the last :data:`_PROBE` plain items is rendered and
-        its entries measured (a counter that rounds each piece up over-counts them). ``1`` for
-        other summarizers, and when counting characters (nothing to correct)."""
-        plain = [p for p, is_plain in enumerate(self.plain) if is_plain]
-        if self._extractive is None or not plain or self._measure is len:
-            return Fraction(1)
-        sample = plain[-_PROBE:]
-        probe = StructuredSummary.model_construct(
-            facts=tuple([self._facts[p] for p in sample]),
-            pointers=tuple([self.order[p].item_id for p in sample]),
-        )
-        text = probe.render()
-        cut = text.rfind("\n" + POINTERS_PREFIX)  # the entries lie between the heading line
-        entries = text[text.find("\n") + 1 : cut] if cut > 0 else ""  # and the pointers line
-        estimated = sum([self.entries[p] for p in sample])
-        written = self._measure(entries) - self._measure("facts:\n")
-        if written <= 0 or estimated <= 0:
-            return Fraction(1)
-        return min(Fraction(1), Fraction(written, estimated))
-
-    def _observed_scale(self, candidate: Candidate) -> Fraction | None:
-        """The ratio of what a custom summarizer wrote for the plain sources to what extraction
-        was estimated to write, or ``None`` (built-in extractor, or no plain source)."""
-        if self._extractive is not None or candidate.summary is None:
-            return None
-        span = range(candidate.drop, candidate.compact)
-        plain_entries = sum(self.entries[i] for i in span if self.plain[i])
-        if plain_entries == 0:
-            return None
+    def _rescale(self, asked: Sequence[ContextItem], model: StructuredSummary) -> None:
+        """Re-price a custom summarizer's entries by what it wrote for ``asked``."""
         measure = self._measure
-        real = measure(with_nonce(block_body(candidate.summary), PLACEHOLDER_NONCE))
-        real += measure(SEPARATOR)
-        fixed = self.overhead + sum(
-            self.pointers[i] + (0 if self.plain[i] else self.entries[i]) for i in span
+        written = sum(
+            measure(escape_content("- " + e.replace("\n", "\n  ") + "\n"))
+            for e in (*model.facts, *model.decisions, *model.open_questions)
         )
-        return Fraction(max(0, real - fixed), plain_entries)
-
-    def shown(self, candidate: Candidate) -> list[ContextItem]:
-        """The untrusted items ``candidate`` shows, in rendered order."""
-        summary = candidate.summary
-        return _select(self._rank, self.blocks, candidate.compact,
-                       None if summary is None else (self._place(summary), summary))
-
-    def _shown_bodies(self, compact: int, summary: ContextItem | None) -> list[str]:
-        return _select(self._rank, self._bodies, compact,
-                       None if summary is None else (self._place(summary), block_body(summary)))
-
-    def _place(self, summary: ContextItem) -> int:
-        """Where the summary goes among the blocks (its id is new, so its key is too)."""
-        return bisect_left(self.blocks, block_key(summary), key=block_key)
+        extracted = sum(
+            measure(escape_content(entry_line(i.item_id, ExtractiveSummarizer().note(i))))
+            for i in asked
+        )
+        if extracted <= 0:
+            return
+        observed = Fraction(written, extracted)
+        if abs(observed - self.scale) * 8 <= self.scale:
+            return
+        self.scale = observed
+        self._measure_costs(self._costs[Level.FULL])
 
 
-def _select(
-    rank: Sequence[int], values: Sequence[_T], compact: int, inserted: tuple[int, _T] | None
-) -> list[_T]:
-    """``values`` (aligned with the blocks) of the items shown in full, that is of importance
-    rank ``compact`` or more, with ``inserted[1]`` placed before block ``inserted[0]``."""
-    if inserted is None:
-        return [v for r, v in zip(rank, values, strict=True) if r >= compact]
-    at, value = inserted
-    return [
-        *(v for r, v in zip(rank[:at], values[:at], strict=True) if r >= compact),
-        value,
-        *(v for r, v in zip(rank[at:], values[at:], strict=True) if r >= compact),
-    ]
+def _prefix_sums(costs: Sequence[int]) -> list[int]:
+    sums = [0]
+    total = 0
+    for cost in costs:
+        total += cost
+        sums.append(total)
+    return sums

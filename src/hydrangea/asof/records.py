@@ -21,7 +21,12 @@ class RecordStore(Protocol):
         item under a taken id raises :class:`DuplicateItemError`."""
         ...
 
-    def get(self, item_id: str) -> ContextItem:
+    def get(self, item_id: str) -> ContextItem | None:
+        """The item stored under ``item_id``, or ``None`` if there is none (keelgate.context's
+        contract)."""
+        ...
+
+    def require(self, item_id: str) -> ContextItem:
         """The item stored under ``item_id``; :class:`RecordNotFoundError` if there is none."""
         ...
 
@@ -55,13 +60,17 @@ class InMemoryRecordStore:
                     f"the record store already holds a different record under {item.item_id!r}"
                 )
 
-    def get(self, item_id: str) -> ContextItem:
-        """The record under ``item_id``."""
+    def get(self, item_id: str) -> ContextItem | None:
+        """The record under ``item_id``, or ``None``."""
         with self._lock:
-            try:
-                return self._records[item_id]
-            except KeyError:
-                raise RecordNotFoundError(f"no record under {item_id!r}") from None
+            return self._records.get(item_id)
+
+    def require(self, item_id: str) -> ContextItem:
+        """The record under ``item_id``; :class:`RecordNotFoundError` if there is none."""
+        found = self.get(item_id)
+        if found is None:
+            raise RecordNotFoundError(f"no record under {item_id!r}")
+        return found
 
     def __contains__(self, item_id: object) -> bool:
         with self._lock:

@@ -119,12 +119,22 @@ class SqliteRecordStore:
                     f"cannot store record {item.item_id!r} in {self._path}: {exc}"
                 ) from exc
 
-    def get(self, item_id: str) -> ContextItem:
-        """The stored item ``item_id``; raises :class:`RecordNotFoundError` if there is none."""
+    def get(self, item_id: str) -> ContextItem | None:
+        """The stored item ``item_id``, or ``None`` if there is none.
+
+        Raises :class:`RecordStoreError` if the row holds something other than a valid item
+        with exactly that id (a file edited or written by something else)."""
         row = self._query_one("SELECT body FROM records WHERE item_id = ?", (item_id,))
         if row is None:
-            raise RecordNotFoundError(item_id)
+            return None
         return self._decode(item_id, str(row[0]))
+
+    def require(self, item_id: str) -> ContextItem:
+        """The stored item ``item_id``; raises :class:`RecordNotFoundError` if there is none."""
+        found = self.get(item_id)
+        if found is None:
+            raise RecordNotFoundError(f"no record under {item_id!r}")
+        return found
 
     def __contains__(self, item_id: object) -> bool:
         if not isinstance(item_id, str):
@@ -176,8 +186,13 @@ class SqliteRecordStore:
 
     def _decode(self, item_id: str, body: str) -> ContextItem:
         try:
-            return ContextItem.model_validate_json(body)
-        except ValidationError as exc:
+            item = ContextItem.model_validate_json(body)
+        except (ValidationError, ValueError) as exc:
             raise RecordStoreError(
                 f"record {item_id!r} in {self._path} is not a valid context item: {exc}"
             ) from exc
+        if item.item_id != item_id:
+            raise RecordStoreError(
+                f"the row for {item_id!r} in {self._path} holds record {item.item_id!r}"
+            )
+        return item

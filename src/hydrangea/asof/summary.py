@@ -1,50 +1,150 @@
 """Structured summaries, the summarizer protocols and the model-free :class:`ExtractiveSummarizer`.
 
-A :class:`StructuredSummary` keeps facts, decisions and open questions apart, and names the record
-ids it stands for. Summarizing summaries never re-reads their text: :meth:`StructuredSummary.merge`
-unions the fields, so nothing a previous round kept is cut.
+A :class:`StructuredSummary` keeps facts, decisions and open questions apart, names the record
+ids it stands for, and may carry a note for each of them (what that record says, in a line).
+Summarizing summaries never re-reads their text: :meth:`StructuredSummary.merge` unions the
+fields, so nothing a previous round kept is cut.
+
+Its text form (:meth:`StructuredSummary.render`) lists every pointer exactly once: a record with
+a note on its own line (``- doc-1: Rates rose.``), the others on one line (``also: doc-2
+doc-3``). This module is the one source of that format: the builder's planner prices entries
+with :func:`entry_line`, :func:`pointer_word` and :func:`summary_overhead`, never by
+re-deriving the format.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from itertools import chain
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+
+from hydrangea.errors import UnencodableTextError
+from hydrangea.text import check_encodable
 
 if TYPE_CHECKING:
     from hydrangea.asof.items import ContextItem
 
 __all__ = [
-    "POINTERS_PREFIX",
+    "ALSO_PREFIX",
+    "RECORDS_PREFIX",
+    "SHORT_NOTE",
     "AsyncSummarizer",
     "ExtractiveSummarizer",
     "StructuredSummary",
     "Summarizer",
+    "entry_line",
     "first_sentence",
+    "heading",
+    "label",
+    "library_error",
     "parse_pointers",
+    "pointer_word",
     "quoted",
+    "shorten",
+    "summary_overhead",
 ]
 
-POINTERS_PREFIX = "pointers: "
-"""The line of a rendered summary that lists its record ids, as a JSON array of strings."""
+RECORDS_PREFIX = "records:"
+"""Begins the line of pointers when no record has a note."""
+ALSO_PREFIX = "also:"
+"""Begins the line of the pointers without a note, after the noted ones."""
+SHORT_NOTE = 60
+"""The length a note is cut to when the planner shortens it one step."""
 
 _SENTENCE_END = re.compile(r"[.!?。！？](?=\s|$)")
+_SECTIONS = (("facts", "facts"), ("decisions", "decisions"), ("open questions", "open_questions"))
+
+
+def library_error(exc: ValidationError, kind: type[Exception]) -> Exception:
+    """The library error for a failed validation of a public model: the
+    :class:`~hydrangea.errors.UnencodableTextError` a validator raised (or pydantic's own
+    refusal of a lone surrogate), else a ``kind`` listing every problem."""
+    for error in exc.errors():
+        cause = (error.get("ctx") or {}).get("error")
+        if isinstance(cause, UnencodableTextError):
+            return cause
+        if error["type"] == "string_unicode":
+            where = ".".join(str(p) for p in error["loc"]) or "a field"
+            return UnencodableTextError(
+                f"{where} holds a lone surrogate; text must encode as UTF-8"
+            )
+    problems = "; ".join(
+        f"{'.'.join(str(p) for p in error['loc']) or 'value'}: {error['msg']}"
+        if error["type"] != "value_error" else str(error["msg"]).removeprefix("Value error, ")
+        for error in exc.errors()
+    )
+    return kind(problems)
+
+
+def quoted(text: str) -> str:
+    """``json.dumps(text, ensure_ascii=False)``, without the call for plain printable text."""
+    if text.isprintable() and '"' not in text and "\\" not in text:
+        return f'"{text}"'  # nothing JSON would escape
+    return json.dumps(text, ensure_ascii=False)
+
+
+def label(pointer: str) -> str:
+    """A pointer as a summary writes it: bare when it is printable, has no whitespace and does
+    not start with a quote; JSON-quoted otherwise."""
+    if pointer.isascii():  # printable ASCII holds no whitespace but the space
+        if pointer and pointer.isprintable() and " " not in pointer and pointer[0] != '"':
+            return pointer
+    elif pointer.isprintable() and pointer[0] != '"' and not any(
+        char.isspace() for char in pointer
+    ):
+        return pointer
+    return json.dumps(pointer, ensure_ascii=False)
+
+
+def heading(count: int) -> str:
+    """The first line of a summary of ``count`` records."""
+    return f"summary of {count} record{'' if count == 1 else 's'} (full text in the record store)"
+
+
+def entry_line(pointer: str, note: str) -> str:
+    """One noted record: ``- <label>: <note>`` (continuation lines indented), with its
+    newline."""
+    if "\n" in note:
+        note = note.replace("\n", "\n  ")
+    return f"- {label(pointer)}: {note}\n"
+
+
+def pointer_word(pointer: str) -> str:
+    """One pointer on the ``also:``/``records:`` line, with the space before it."""
+    return " " + label(pointer)
+
+
+def summary_overhead(*, noted: bool, bare: bool) -> str:
+    """The fixed text of a summary (heading, newline, the pointer line's prefix) apart from its
+    entries, for pricing: ``noted`` when some record has a note, ``bare`` when some has none."""
+    text = heading(10) + "\n"
+    if bare:
+        text += (ALSO_PREFIX if noted else RECORDS_PREFIX) + "\n"
+    return text
+
+
+def _bullets(entries: Sequence[str]) -> list[str]:
+    return ["- " + entry.replace("\n", "\n  ") for entry in entries]
 
 
 class StructuredSummary(BaseModel):
     """A compacted summary: facts, decisions and open questions, plus pointers back to the full
-    records it replaced.
+    records it replaced, and optionally a note per pointer (``notes[i]`` belongs to
+    ``pointers[i]``; empty means the pointer alone). The pointers are kept in the order the
+    text lists them, those with a note first.
 
-    >>> s = StructuredSummary(facts=("Rates rose.",), pointers=("doc-1",))
+    >>> s = StructuredSummary(facts=("Rates rose.",), pointers=("doc-1", "doc-2"),
+    ...                       notes=("The Fed raised rates.", ""))
     >>> print(s.render())
-    summary of 1 record
+    summary of 2 records (full text in the record store)
+    - doc-1: The Fed raised rates.
+    also: doc-2
     facts:
     - Rates rose.
-    pointers: ["doc-1"]
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -53,38 +153,94 @@ class StructuredSummary(BaseModel):
     decisions: tuple[str, ...] = ()
     open_questions: tuple[str, ...] = ()
     pointers: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise library_error(exc, ValueError) from exc
+
+    @model_validator(mode="before")
+    @classmethod
+    def _noted_first(cls, data: Any) -> Any:
+        """Pointers are kept in the order the text lists them: those with a note first."""
+        if isinstance(data, dict) and data.get("notes"):
+            pointers, notes = data.get("pointers", ()), data["notes"]
+            if isinstance(pointers, Sequence) and isinstance(notes, Sequence) and len(
+                pointers
+            ) == len(notes):
+                pairs = list(zip(pointers, notes, strict=True))
+                ordered = [p for p in pairs if p[1]] + [p for p in pairs if not p[1]]
+                data = {**data, "pointers": tuple(p for p, _ in ordered),
+                        "notes": tuple(n for _, n in ordered)}
+        return data
+
+    @model_validator(mode="after")
+    def _checked(self) -> StructuredSummary:
+        if self.notes and len(self.notes) != len(self.pointers):
+            raise ValueError(
+                f"notes must be empty or one per pointer: {len(self.notes)} notes for "
+                f"{len(self.pointers)} pointers"
+            )
+        for name in ("facts", "decisions", "open_questions", "pointers", "notes"):
+            for text in getattr(self, name):
+                check_encodable(text, f"a summary's {name}")
+        return self
+
+    def note_of(self, pointer: str) -> str:
+        """The note for ``pointer`` (``""`` when it has none or is not a pointer)."""
+        if not self.notes:
+            return ""
+        try:
+            return self.notes[self.pointers.index(pointer)]
+        except ValueError:
+            return ""
 
     def render(self) -> str:
-        """Deterministic text form, with the pointers spelled out.
+        """Deterministic text form, with the pointers spelled out, each exactly once.
 
-        Sections that are empty are left out; the last line is always ``pointers: [...]``, a JSON
-        array of the record ids (see :func:`parse_pointers`). A multi-line entry is indented so
-        that it stays under its bullet.
+        The heading says how many records the summary stands for; then each noted record on its
+        own line, then the others on one ``also:`` line (``records:`` when none has a note),
+        then the facts, decisions and open questions that are not empty. A multi-line entry is
+        indented under its bullet. :func:`parse_pointers` reads the pointers back.
         """
-        count = len(self.pointers)
-        lines = [f"summary of {count} record{'' if count == 1 else 's'}"]
-        for title, entries in (
-            ("facts", self.facts),
-            ("decisions", self.decisions),
-            ("open questions", self.open_questions),
-        ):
+        notes = self.notes or ("",) * len(self.pointers)
+        lines = [heading(len(self.pointers))]
+        lines.extend(
+            entry_line(p, n)[:-1] for p, n in zip(self.pointers, notes, strict=True) if n
+        )
+        bare = [pointer_word(p) for p, n in zip(self.pointers, notes, strict=True) if not n]
+        if bare:
+            prefix = ALSO_PREFIX if len(bare) < len(self.pointers) else RECORDS_PREFIX
+            lines.append(prefix + "".join(bare))
+        for title, field in _SECTIONS:
+            entries: tuple[str, ...] = getattr(self, field)
             if entries:
                 lines.append(f"{title}:")
-                lines.append(_bullets(entries))
-        lines.append(POINTERS_PREFIX + json.dumps(list(self.pointers), ensure_ascii=False))
+                lines.extend(_bullets(entries))
         return "\n".join(lines)
 
     @classmethod
     def merge(cls, summaries: Iterable[StructuredSummary]) -> StructuredSummary:
         """One summary holding every entry of ``summaries``: each field is the union of theirs,
-        in order of first appearance, without duplicates."""
+        in order of first appearance, without duplicates; a pointer keeps its first non-empty
+        note (and the pointers with a note come first, as the text lists them)."""
         parts = list(summaries)
+        notes: dict[str, str] = {}
+        for part in parts:
+            part_notes = part.notes or ("",) * len(part.pointers)
+            for pointer, note in zip(part.pointers, part_notes, strict=True):
+                if not notes.get(pointer):
+                    notes[pointer] = note
+        ordered = [p for p, n in notes.items() if n] + [p for p, n in notes.items() if not n]
         # The parts are validated models already: their fields are tuples of str.
         return cls.model_construct(
             facts=_union(s.facts for s in parts),
             decisions=_union(s.decisions for s in parts),
             open_questions=_union(s.open_questions for s in parts),
-            pointers=_union(s.pointers for s in parts),
+            pointers=tuple(ordered),
+            notes=tuple(notes[p] for p in ordered) if any(notes.values()) else (),
         )
 
 
@@ -92,29 +248,55 @@ def _union(fields: Iterable[Sequence[str]]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(chain.from_iterable(fields)))
 
 
-_MARK = "\x00\x01\x02"
-
-
-def _bullets(entries: Sequence[str]) -> str:
-    """``entries`` as ``- entry`` lines, a multi-line entry indented under its bullet."""
-    joined = _MARK.join(entries)
-    if joined.count(_MARK) != len(entries) - 1:  # an entry holds the mark itself
-        return "\n".join("- " + entry.replace("\n", "\n  ") for entry in entries)
-    # The mark overlaps no shifted copy of itself, so each occurrence is one that was joined.
-    return "- " + joined.replace("\n", "\n  ").replace(_MARK, "\n- ")
+def _read_label(text: str, start: int, *, entry: bool = False) -> tuple[str, int]:
+    """The label starting at ``text[start]`` and the index after it (in an ``entry`` line a
+    bare label ends at the first ``": "``, on the pointer line at the next space)."""
+    if text.startswith('"', start):
+        value, end = json.JSONDecoder().raw_decode(text, start)
+        if not isinstance(value, str):
+            raise ValueError("a quoted pointer is not a string")
+        return value, end
+    if entry:
+        end = text.find(": ", start)
+        return (text[start:end], end) if end > start else (text[start:], len(text))
+    end = start
+    while end < len(text) and not text[end].isspace():
+        end += 1
+    return text[start:end], end
 
 
 def parse_pointers(rendered: str) -> tuple[str, ...]:
-    """The record ids listed by a summary's :meth:`~StructuredSummary.render` output.
+    """The record ids a summary's :meth:`~StructuredSummary.render` output lists, in the
+    order they are written (noted records first). Text before the heading line is skipped.
 
-    Raises ``ValueError`` if ``rendered`` has no pointers line.
+    Raises ``ValueError`` if ``rendered`` holds no summary heading.
     """
-    for line in reversed(rendered.split("\n")):
-        if line.startswith(POINTERS_PREFIX):
-            values = json.loads(line[len(POINTERS_PREFIX) :])
-            if isinstance(values, list) and all(isinstance(v, str) for v in values):
-                return tuple(values)
-    raise ValueError("the text carries no summary pointers line")
+    lines = rendered.split("\n")
+    starts = [n for n, line in enumerate(lines)
+              if line.startswith("summary of ") and "record" in line]
+    if not starts:
+        raise ValueError("the text carries no summary heading")
+    pointers: list[str] = []
+    for line in lines[starts[0] + 1 :]:
+        if line.startswith("  "):
+            continue  # a note's continuation line
+        if line.startswith("- "):
+            pointer, end = _read_label(line, 2, entry=True)
+            if not line.startswith(": ", end):
+                raise ValueError(f"malformed summary entry {line!r}")
+            pointers.append(pointer)
+            continue
+        for prefix in (ALSO_PREFIX, RECORDS_PREFIX):
+            if line.startswith(prefix):
+                index = len(prefix)
+                while index < len(line):
+                    if line[index] != " ":
+                        raise ValueError(f"malformed pointer line {line!r}")
+                    pointer, index = _read_label(line, index + 1)
+                    pointers.append(pointer)
+                break
+        break  # the record entries end at the first other line
+    return tuple(pointers)
 
 
 @runtime_checkable
@@ -139,13 +321,6 @@ class AsyncSummarizer(Protocol):
         ...
 
 
-def quoted(text: str) -> str:
-    """``json.dumps(text, ensure_ascii=False)``, without the call for plain printable text."""
-    if text.isprintable() and '"' not in text and "\\" not in text:
-        return f'"{text}"'  # nothing JSON would escape
-    return json.dumps(text, ensure_ascii=False)
-
-
 def first_sentence(text: str, *, limit: int = 280) -> str:
     """The first sentence of ``text``: up to the first line break or sentence end.
 
@@ -157,15 +332,20 @@ def first_sentence(text: str, *, limit: int = 280) -> str:
     line = stripped if end < 0 else stripped[:end].rstrip()  # it starts with no whitespace
     match = _SENTENCE_END.search(line)
     sentence = line[: match.end()] if match else line
-    if len(sentence) > limit:
-        sentence = sentence[: limit - 1].rstrip() + "…"
-    return sentence or "(empty)"
+    return shorten(sentence, limit) or "(empty)"
+
+
+def shorten(note: str, limit: int) -> str:
+    """``note`` cut to at most ``limit`` characters, ending with an ellipsis when cut."""
+    if len(note) <= limit:
+        return note
+    return note[: limit - 1].rstrip() + "…"
 
 
 class ExtractiveSummarizer:
     """Deterministic and model-free: the first sentence of each item, with a pointer.
 
-    Each fact reads ``<first sentence> (record "<id>")``. An item that already carries a
+    Each record gets a note, its first sentence (:meth:`note`); an item that already carries a
     :class:`StructuredSummary` (a summary from an earlier round) is merged, not re-read.
     """
 
@@ -176,59 +356,26 @@ class ExtractiveSummarizer:
             raise ValueError(f"limit must be at least 2 characters, got {limit}")
         self.limit = limit
 
-    def fact(self, item: ContextItem) -> str:
-        """The fact this summarizer extracts from one plain item."""
-        return f"{first_sentence(item.content, limit=self.limit)} (record {quoted(item.item_id)})"
+    def note(self, item: ContextItem) -> str:
+        """The note this summarizer extracts from one plain item: its first sentence."""
+        return first_sentence(item.content, limit=self.limit)
 
-    def facts(self, items: Sequence[ContextItem]) -> list[str]:
-        """:meth:`fact` of each of ``items``, in order (the same text, in one loop)."""
+    def notes(self, items: Sequence[ContextItem]) -> list[str]:
+        """:meth:`note` of each of ``items``, in order."""
         limit = self.limit
-        search = _SENTENCE_END.search
-        found: list[str] = []
-        append = found.append
-        for item in items:
-            line = item.content.strip()
-            end = line.find("\n")
-            if end >= 0:
-                line = line[:end].rstrip()  # as first_sentence: the stripped first line
-            match = search(line)
-            sentence = line[: match.end()] if match else line
-            if len(sentence) > limit:
-                sentence = sentence[: limit - 1].rstrip() + "…"
-            item_id = item.item_id
-            label = (
-                f'"{item_id}"'
-                if item_id.isprintable() and '"' not in item_id and "\\" not in item_id
-                else quoted(item_id)
-            )
-            append(f"{sentence or '(empty)'} (record {label})")
-        return found
+        return [first_sentence(item.content, limit=limit) for item in items]
 
     def summarize(self, items: Sequence[ContextItem]) -> StructuredSummary:
-        """One fact per plain item and the merged fields of every summary item."""
-        return self.summarize_known(items, {})
-
-    def summarize_known(
-        self, items: Sequence[ContextItem], facts: Mapping[str, str]
-    ) -> StructuredSummary:
-        """Like :meth:`summarize`, reusing ``facts`` (item id to :meth:`fact`, as extracted
-        earlier from the same items) instead of extracting them again.
-
-        The result equals ``StructuredSummary.merge`` over one part per item.
-        """
-        if [i.summary for i in items].count(None) == len(items):  # no summary item among them
-            get = facts.get
-            return StructuredSummary.model_construct(  # tuples of str, as validation makes
-                facts=_union([[get(i.item_id) or self.fact(i) for i in items]]),
-                pointers=_union([[i.item_id for i in items]]),
-            )
+        """One note per plain item and the merged fields of every summary item."""
         parts: list[StructuredSummary] = []
         for item in items:
             if item.summary is not None:
                 parts.append(item.summary)
             else:
-                fact = facts.get(item.item_id) or self.fact(item)
-                parts.append(StructuredSummary(facts=(fact,), pointers=(item.item_id,)))
+                parts.append(StructuredSummary.model_construct(
+                    facts=(), decisions=(), open_questions=(),
+                    pointers=(item.item_id,), notes=(self.note(item),),
+                ))
         return StructuredSummary.merge(parts)
 
     def __repr__(self) -> str:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from hydrangea.areas import AsOfArea, CompactingConversation, OneShotNoticeArea, ToolLoopArea
 from hydrangea.asof import ApproxTokenCounter, ContextBuilder, ContextItem, ItemKind
-from hydrangea.asof.fence import CLOSE, OPEN, unfence
+from hydrangea.asof.fence import unfence
 from hydrangea.context.area import AnyContextArea, AreaLifeState, ContextAreaImplementation
 from hydrangea.context.context import Context
 from hydrangea.coop import CoopContext
@@ -142,7 +142,7 @@ def _build_retrieval(
     for document in spec.documents:
         builder.try_add(
             ContextItem.outside(
-                ItemKind.document,
+                ItemKind.DOCUMENT,
                 document.content,
                 item_id=document.item_id,
                 published_at=document.published_at,
@@ -303,7 +303,7 @@ def run_session(
                         "pointers": list(summary.pointers),
                     },
                     summary_text=segment.summary_message.text if segment.summary_message else "",
-                    records={p: conversation.records.get(p).content for p in summary.pointers},
+                    records={p: conversation.records.require(p).content for p in summary.pointers},
                 )
                 compactions.append(waiting_compaction)
             if not any(isinstance(p, ToolCallPart) for p in message.parts):
@@ -358,11 +358,7 @@ def _retrieval_facts(
     for message in built.messages:
         text = message.text
         for block in unfence(text):
-            start = text.find(f"{OPEN}data nonce={block.nonce} id=\"{block.item_id}\"")
-            closing = f"{OPEN}end nonce={block.nonce}{CLOSE}"
-            end = text.find(closing, start)
-            raw = text[start : end + len(closing)] if start >= 0 and end >= 0 else ""
-            fenced.append(FencedFacts(block.item_id, block.origin, block.content, raw))
+            fenced.append(FencedFacts(block.item_id, block.origin, block.content, block.raw))
     return RetrievalFacts(
         turn=turn,
         as_of=scenario.AS_OF.isoformat(),

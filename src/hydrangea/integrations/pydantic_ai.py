@@ -13,7 +13,7 @@ runs a hydrangea :class:`~hydrangea.Lifecycle` over that history:
   starts, as hydrangea's own tail overlay is. Permanent components (``ttl=None``) are added
   once, to the request of the episode they first appear in, and stay there.
 * **Trust fences.** Tool returns of the tools named ``untrusted_tools`` are fenced the first
-  time the processor sees them (:func:`hydrangea.asof.fence.fence`), so text a web page or a
+  time the processor sees them (:func:`hydrangea.asof.fence.data_text`), so text a web page or a
   document returned cannot pose as instructions. The fenced text is kept, so it is fenced once.
 
 Install with the ``pydantic-ai`` extra. Example::
@@ -141,11 +141,9 @@ class HistoryProcessor:
 
 
 def _fenced(part: ToolReturnPart) -> str:
-    from hydrangea.asof.fence import build_nonce, fence, notice
+    from hydrangea.asof.fence import data_text, fence_body
 
     text = part.model_response_str()
-    fields = {"item_id": part.tool_call_id, "origin": part.tool_name, "kind": "tool",
-              "published": "undated"}
-    nonce = build_nonce([(fields["item_id"], fields["origin"], "tool", "undated", text)])
-    block = fence(text, nonce=nonce, **fields)
-    return f"{notice(nonce)}\n{block}"
+    body = fence_body(text, item_id=part.tool_call_id, origin=part.tool_name, kind="tool",
+                      published="-")
+    return data_text([body])
