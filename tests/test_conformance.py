@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from hydrangea.context import Context
+from hydrangea.context.caching import AnthropicCaching
 from hydrangea.errors import (
     GatewayMismatchError,
     InvalidItemError,
@@ -440,7 +441,8 @@ def test_server_tool_pairs_are_kept_whole_and_never_repaired() -> None:
         {"type": "text", "text": "Found."},
     ]
     anthropic.push_back({"role": "assistant", "content": turn})
-    assert anthropic.request()["messages"][-1]["content"] == turn
+    uncached = anthropic.request(caching=AnthropicCaching(enabled=False))
+    assert uncached["messages"][-1]["content"] == turn
     assert not anthropic.adapter.opens_exchange(anthropic[-1])  # the pair is complete
     paused = {"role": "assistant", "content": turn[:1]}
     assert anthropic.adapter.opens_exchange(paused)  # a paused turn waits for its result
