@@ -29,7 +29,9 @@ IDS = ["c1", "c2", "lookup", "lookup#1", "lookup#2", "x"]
 step = st.one_of(
     st.tuples(st.just("user"), st.text("ab", max_size=3)),
     st.tuples(st.just("system"), st.text("ab", max_size=3)),
-    st.tuples(st.just("calls"), st.lists(st.sampled_from(["c1", "c2", "x"]), min_size=1, max_size=2)),
+    st.tuples(
+        st.just("calls"), st.lists(st.sampled_from(["c1", "c2", "x"]), min_size=1, max_size=2)
+    ),
     st.tuples(st.just("result"), st.sampled_from(IDS)),
     st.tuples(st.just("reply"), st.just(False)),
     st.tuples(st.just("assistant"), st.text("ab", max_size=3)),
@@ -62,7 +64,8 @@ def apply(context: Context, kind: str, value: Any) -> Context:
             context.emplace_message(Message(role=Role.assistant, content="a" + value))
         case "calls":
             parts = tuple(
-                ToolCallPart(id=ident, name="lookup", arguments={}) for ident in dict.fromkeys(value)
+                ToolCallPart(id=ident, name="lookup", arguments={})
+                for ident in dict.fromkeys(value)
             )
             context.emplace_message(Message(role=Role.assistant, content=parts))
         case "result":

@@ -286,7 +286,7 @@ def cache_anthropic_request(
     if not caching.enabled:
         return dict(kwargs), BreakpointPlan(kept, (), stable_end, None)
     prefix = _memo_prefix_tokens(
-        blocks, stable_end, caching.count, caching.minimum, memo, caching.counter
+        blocks, stable_end, caching.count, caching.minimum, memo=memo, counter_key=caching.counter
     )
     prefix_total = prefix[-1] if prefix else 0
     chosen = set(kept)
@@ -355,7 +355,11 @@ def _prefix_tokens(
 
 
 def _memo_prefix_tokens(
-    blocks: list[_Block], end: int, count: Callable[[str], int], enough: int,
+    blocks: list[_Block],
+    end: int,
+    count: Callable[[str], int],
+    enough: int,
+    *,
     memo: dict[str, Any] | None,
     counter_key: object,
 ) -> list[int]:
