@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 
@@ -9,8 +10,10 @@ import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from hydrangea import tracing
+from hydrangea.asof import ContextBuilder, ContextItem, ItemKind
 from hydrangea.errors import HydrangeaError
 from hydrangea.gateway import GatewayType
+from tests.support.asof_oracle import AS_OF, doc
 from tests.support.otel import spans
 
 __all__ = ["spans"]
@@ -85,3 +88,34 @@ def test_without_opentelemetry_spans_are_no_ops() -> None:
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, timeout=60)
     assert run.stdout.strip() == "ok"
+
+
+def _builder(budget: int) -> ContextBuilder:
+    built = ContextBuilder(as_of=AS_OF, token_budget=budget)
+    built.add(ContextItem.harness(ItemKind.TASK, "Answer from the filings.", item_id="task"))
+    for i in range(40):
+        built.add(doc(i, days=i + 1))
+    return built
+
+
+def test_an_as_of_build_and_its_compactions_are_spans(spans: InMemorySpanExporter) -> None:
+    full = _builder(10**9).build()
+    spans.clear()
+    result = _builder(full.tokens // 3).build()
+    finished = spans.get_finished_spans()
+    names = [s.name for s in finished]
+    assert names.count("hydrangea.asof.build") == 1
+    assert names.count("hydrangea.asof.compaction") >= 1
+    (build,) = [s for s in finished if s.name == "hydrangea.asof.build"]
+    attributes = dict(build.attributes or {})
+    assert attributes["hydrangea.tokens"] == result.tokens <= full.tokens // 3
+    assert attributes["hydrangea.compactions"] == len(result.compactions) >= 1
+    for compaction in (s for s in finished if s.name == "hydrangea.asof.compaction"):
+        assert compaction.parent is not None and compaction.parent.span_id == build.context.span_id
+    assert not any("Fact number" in str(v) for s in finished for v in (s.attributes or {}).values())
+
+
+def test_an_async_build_is_one_span_around_the_awaited_work(spans: InMemorySpanExporter) -> None:
+    result = asyncio.run(_builder(10**9).abuild())
+    (build,) = [s for s in spans.get_finished_spans() if s.name == "hydrangea.asof.build"]
+    assert dict(build.attributes or {})["hydrangea.items"] == len(result.items)

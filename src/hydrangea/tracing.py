@@ -19,12 +19,13 @@ which callers use for text they know the origin of.
 from __future__ import annotations
 
 import importlib
+import inspect
 import logging
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import wraps
-from typing import Any, ParamSpec, TypeVar, assert_never
+from typing import Any, ParamSpec, TypeVar, assert_never, cast
 
 from hydrangea.gateway import GatewayType
 
@@ -160,10 +161,24 @@ def traced(
     """Decorate a function so each call runs inside :func:`span` ``name``.
 
     ``after(result, *args, **kwargs)`` computes attributes from the call's result once it
-    returned; it runs only when a span is recording, so it costs nothing otherwise.
+    returned; it runs only when a span is recording, so it costs nothing otherwise. A coroutine
+    function gets a coroutine wrapper: the span covers the awaited call.
     """
 
     def decorate(function: Callable[_P, _R]) -> Callable[_P, _R]:
+        if inspect.iscoroutinefunction(function):
+            coroutine_function: Callable[_P, Any] = function
+
+            @wraps(function)
+            async def awrapper(*args: _P.args, **kwargs: _P.kwargs) -> Any:
+                with span(name) as handle:
+                    result = await coroutine_function(*args, **kwargs)
+                    if after is not None and handle.recording:
+                        handle.set(after(result, *args, **kwargs))
+                    return result
+
+            return cast("Callable[_P, _R]", awrapper)
+
         @wraps(function)
         def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
             with span(name) as handle:

@@ -75,6 +75,7 @@ from hydrangea.asof.summary import (
     Summarizer,
 )
 from hydrangea.message import Message
+from hydrangea.tracing import AttributeValue, traced
 
 __all__ = [
     "MAX_ATTEMPTS",
@@ -208,6 +209,7 @@ class ContextBuilder:
         if self._on_rejection is not None:
             self._on_rejection(rejection)
 
+    @traced("hydrangea.asof.build", after=lambda result, self: _build_attributes(result))
     def build(self) -> BuiltContext:
         """Messages within the budget, compacting with the (synchronous) summarizer."""
         summarizer = self._summarizer
@@ -223,6 +225,7 @@ class ContextBuilder:
         except StopIteration as finished:
             return _result(finished.value)
 
+    @traced("hydrangea.asof.build", after=lambda result, self: _build_attributes(result))
     async def abuild(self) -> BuiltContext:
         """Like :meth:`build`, awaiting ``asummarize`` when the summarizer has it."""
         summarizer = self._summarizer
@@ -320,6 +323,17 @@ class ContextBuilder:
             dropped=dropped,
             rejections=tuple(self._rejections),
         )
+
+
+def _build_attributes(result: BuiltContext) -> dict[str, AttributeValue | None]:
+    return {
+        "hydrangea.tokens": result.tokens,
+        "hydrangea.token_budget": result.token_budget,
+        "hydrangea.items": len(result.items),
+        "hydrangea.compactions": len(result.compactions),
+        "hydrangea.items.dropped": len(result.dropped),
+        "hydrangea.rejections": len(result.rejections),
+    }
 
 
 def _warn_invalid(items: Sequence[ContextItem], valid: frozenset[str]) -> None:

@@ -69,6 +69,7 @@ from hydrangea.asof.summary import (
     summary_overhead,
 )
 from hydrangea.asof.tokenizers import OpenAITokenCounter
+from hydrangea.tracing import span
 
 __all__ = ["MAX_ATTEMPTS", "Candidate", "Level", "Planner", "adds_up"]
 
@@ -397,15 +398,16 @@ class Planner:
             chronological = sorted(summarized, key=lambda p: (utc(self.order[p].published_at),
                                                               self.order[p].item_id))
             sources = [self.order[p] for p in chronological]
-            model: StructuredSummary | None = None
-            if self._extractive is None:
-                asked = [self.order[p] for p in chronological
-                         if levels[p] >= Level.SHORT and self.order[p].summary is None]
-                if asked:
-                    model = yield asked
-                    self._rescale(asked, model)
-            merged = self._merge(chronological, levels, model)
-            summary = summary_item(sources, merged, self._taken, self._records)
+            with span("hydrangea.asof.compaction", {"hydrangea.items": len(sources)}):
+                model: StructuredSummary | None = None
+                if self._extractive is None:
+                    asked = [self.order[p] for p in chronological
+                             if levels[p] >= Level.SHORT and self.order[p].summary is None]
+                    if asked:
+                        model = yield asked
+                        self._rescale(asked, model)
+                merged = self._merge(chronological, levels, model)
+                summary = summary_item(sources, merged, self._taken, self._records)
         shown_items = [b for j, b in enumerate(self.blocks) if levels[self.rank[j]] is Level.FULL]
         bodies = [self.bodies[j] for j, b in enumerate(self.blocks)
                   if levels[self.rank[j]] is Level.FULL]

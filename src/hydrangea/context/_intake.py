@@ -96,7 +96,10 @@ def sdk_native(output: object) -> tuple[GatewayType, object] | None:
     The single point where SDK objects are recognised; a stream event raises
     :class:`~hydrangea.errors.StreamEventError`.
     """
-    module = type(output).__module__
+    # the modules of the class and its bases: a parametrized generic (``ParsedResponse[T]``) or a
+    # subclass lives wherever it was made, its SDK base class does not
+    modules = [klass.__module__ for klass in type(output).__mro__]
+    module = next((m for m in modules if m.startswith(("anthropic", "openai", "google."))), "")
     root = module.split(".", 1)[0]
     name = type(output).__name__
     if root == "anthropic":
@@ -106,11 +109,8 @@ def sdk_native(output: object) -> tuple[GatewayType, object] | None:
     if root == "openai":
         if name.endswith(("Chunk", "Event")):
             raise StreamEventError(f"a {name} is one event of an OpenAI stream: {_STREAM_HINT}")
-        gateway = (
-            GatewayType.openai_responses
-            if module.startswith("openai.types.responses")
-            else GatewayType.openai
-        )
+        responses = any(m.startswith("openai.types.responses") for m in modules)
+        gateway = GatewayType.openai_responses if responses else GatewayType.openai
         body = _without_parsed(_dump(output, mode="json", by_alias=True))
         return gateway, body
     if module.startswith("google.genai"):

@@ -309,6 +309,7 @@ class Context(Sequence[NativeContent]):
 
         The text is always the standard library's ``json.dumps(..., ensure_ascii=False,
         separators=(",", ":"))``; with the ``fast-json`` extra orjson writes the same bytes faster.
+        The models that produced items are saved beside them (``"models"``, by index).
         """
         document: dict[str, Any] = {
             "format": _FORMAT,
@@ -359,24 +360,18 @@ class Context(Sequence[NativeContent]):
     def _from_parsed(cls, gateway: GatewayType, items: list[Any]) -> Context:
         """A Context that takes ownership of ``items``, freshly parsed JSON nobody else holds.
 
-        Checked as :meth:`extend` checks, without its defensive copy: parsed JSON is already
-        plain JSON values (finite numbers: the parser refused the others) and shared with no
-        caller. An item the gateway's canonical form changes (an older save) is copied in that
-        form with sorted keys, as :meth:`extend` stores it.
+        Checked as :meth:`extend` checks, without its defensive copy: parsed JSON is
+        already plain JSON values (finite numbers: the parser refused the others) and shared
+        with no caller.
         """
         context = cls(gateway)
         adapter = context._adapter
-        for index, item in enumerate(items):
-            if not isinstance(item, dict):
+        for index, parsed in enumerate(items):
+            if not isinstance(parsed, dict):
                 raise InvalidItemError(
-                    f"a native item must be a JSON object (dict), got {type(item).__name__}"
+                    f"a native item must be a JSON object (dict), got {type(parsed).__name__}"
                 )
-            canonical = adapter.canonical(item)
-            if canonical is not item and canonical != item:
-                canonical = copy_json(canonical, sort_keys=True)
-                items[index] = canonical
-            else:
-                canonical = item
+            items[index] = canonical = adapter.canonical(parsed)
             adapter.check_output(canonical)
         context._items = items
         context._models = [None] * len(items)
