@@ -439,7 +439,8 @@ def test_request_is_deterministic_and_does_not_touch_the_items() -> None:
     )
     before = context.to_json()
     first = context.request()
-    first["messages"][1]["tool_calls"][0]["id"] = "mutated"
+    # the lists are the caller's; the message dicts are shared read-only ("What you may mutate")
+    first["messages"][1] = {**first["messages"][1], "tool_calls": [{"id": "mutated"}]}
     first["messages"].append({"role": "user", "content": "x"})
     assert context.request() == ADAPTER.build_request(list(context))
     assert context.to_json() == before

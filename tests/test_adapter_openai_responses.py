@@ -393,7 +393,8 @@ def test_request_is_deterministic_and_does_not_touch_the_items() -> None:
     context.push_back(RESPONSE)
     before = context.to_json()
     first = context.request()
-    first["input"][0]["encrypted_content"] = "mutated"
+    # the lists are the caller's; the item dicts are shared read-only ("What you may mutate")
+    first["input"][0] = {**first["input"][0], "encrypted_content": "mutated"}
     assert context.to_json() == before
     assert context.request() == ADAPTER.build_request(list(context))
     assert json.dumps(context.request()) == json.dumps(context.request())

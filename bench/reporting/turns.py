@@ -30,7 +30,8 @@ def _curve(summary: Any) -> list[tuple[float, float]]:
     if not isinstance(summary, dict):
         return []
     points = summary.get("curve_ms") or summary.get("turn_ms") or {}
-    out = [(number(k), number(v)) for k, v in points.items()]
+    out = [(number(int(k)) if str(k).isdigit() else number(k), number(v))
+           for k, v in points.items()]  # JSON keys are strings
     return sorted((x, y) for x, y in out if x is not None and y is not None)
 
 

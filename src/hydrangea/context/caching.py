@@ -27,6 +27,7 @@ never changed: marked blocks (and the lists and messages holding them) are shall
 from __future__ import annotations
 
 import json
+from bisect import bisect_left
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, get_args
@@ -209,12 +210,22 @@ def _blocks(kwargs: Mapping[str, Any]) -> list[_Block]:
     elif isinstance(system, str) and system:
         out.append(_Block("system", 0, -1, system))
     for m, message in enumerate(kwargs.get("messages") or ()):
-        content = message.get("content") if isinstance(message, dict) else None
-        if isinstance(content, list):
-            out.extend(_Block("messages", m, b, block) for b, block in enumerate(content))
-        else:
-            out.append(_Block("messages", m, -1, content))
+        out.extend(message_blocks(m, message))
     return out
+
+
+def message_blocks(m: int, message: object) -> list[_Block]:
+    """The blocks of message ``m`` (what :func:`request_blocks` lists for it), for a caller
+    that keeps the blocks of an unchanged prefix (:mod:`hydrangea.context.request_cache`)."""
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, list):
+        return [_Block("messages", m, b, block) for b, block in enumerate(content)]
+    return [_Block("messages", m, -1, content)]
+
+
+def head_blocks(kwargs: Mapping[str, Any]) -> list[_Block]:
+    """The tools and system blocks of a request (what precedes its messages' blocks)."""
+    return _blocks({key: value for key, value in kwargs.items() if key != "messages"})
 
 
 def marker_positions(kwargs: Mapping[str, Any]) -> tuple[int, ...]:
@@ -243,6 +254,9 @@ def cache_anthropic_request(
     stable_messages: int | None = None,
     earlier: Sequence[int] = (),
     caching: AnthropicCaching | None = None,
+    blocks: list[_Block] | None = None,
+    kept: tuple[int, ...] | None = None,
+    memo: dict[str, Any] | None = None,
 ) -> tuple[dict[str, Any], BreakpointPlan]:
     """``kwargs`` with breakpoints placed, and where they are.
 
@@ -250,33 +264,46 @@ def cache_anthropic_request(
     all of them); tools and system always do. ``earlier`` holds the ``stable_messages`` of the
     previous requests of the session, newest first, where their history anchors were (only
     those whose messages this request still starts with). The input is not changed.
+    ``blocks`` and ``kept`` (the blocks and the positions of caller markers, as computed here)
+    may be passed by a caller that keeps them for an unchanged prefix, with a ``memo`` dict
+    (kept by that caller, emptied when its prefix changes) for the token estimate of the
+    prefix; the cost is then independent of the conversation's length.
     """
     caching = caching or AnthropicCaching()
-    blocks = _blocks(kwargs)
+    if blocks is None:
+        blocks = _blocks(kwargs)
     messages = kwargs.get("messages") or ()
     stable = len(messages) if stable_messages is None else stable_messages
     if not 0 <= stable <= len(messages):
         raise CachingError(f"stable_messages {stable} outside 0..{len(messages)}")
-    kept = tuple(
-        n for n, b in enumerate(blocks) if isinstance(b.value, dict) and "cache_control" in b.value
-    )
+    if kept is None:
+        kept = tuple(
+            n
+            for n, b in enumerate(blocks)
+            if isinstance(b.value, dict) and "cache_control" in b.value
+        )
     stable_end = _section_end(blocks, stable)
     if not caching.enabled:
         return dict(kwargs), BreakpointPlan(kept, (), stable_end, None)
-    prefix = _prefix_tokens(blocks, stable_end, caching.count, caching.minimum)
+    prefix = _memo_prefix_tokens(
+        blocks, stable_end, caching.count, caching.minimum, memo=memo, counter_key=caching.counter
+    )
+    prefix_total = prefix[-1] if prefix else 0
     chosen = set(kept)
     placed: list[int] = []
 
     def add(position: int | None, *, check_minimum: bool) -> None:
         if position is None or position in chosen or len(chosen) >= MAX_BREAKPOINTS:
             return
-        if check_minimum and prefix[position] < caching.minimum:
+        if check_minimum and (prefix[position] if position < len(prefix) else prefix_total) < (
+            caching.minimum
+        ):
             return
         chosen.add(position)
         placed.append(position)
 
     anchor = _last_markable(blocks, 0, stable_end)
-    head_end = sum(1 for b in blocks if b.section != "messages")
+    head_end = _section_end(blocks, 0)
     head = _last_markable(blocks, 0, min(head_end, stable_end))
     targets = [_last_markable(blocks, 0, _section_end(blocks, m)) for m in earlier[:2]]
 
@@ -306,12 +333,10 @@ def cache_anthropic_request(
 
 def _section_end(blocks: list[_Block], messages: int) -> int:
     """The number of blocks before message ``messages`` (tools and system included)."""
-    end = 0
-    for n, block in enumerate(blocks):
-        if block.section == "messages" and block.outer >= messages:
-            return n
-        end = n + 1
-    return end
+    head = 0
+    while head < len(blocks) and blocks[head].section != "messages":
+        head += 1  # tools and system: a few blocks
+    return bisect_left(blocks, messages, lo=head, key=lambda block: block.outer)
 
 
 def _prefix_tokens(
@@ -321,10 +346,37 @@ def _prefix_tokens(
     prefixes are only longer), so a long conversation costs O(blocks up to the minimum)."""
     total = 0
     out: list[int] = []
-    for block in blocks[:end]:
-        if total < enough:
-            total += count(json.dumps(block.value, ensure_ascii=False, separators=(",", ":")))
+    for n in range(end):
+        if total >= enough:
+            break  # every later prefix holds the same or more (the caller reads the last)
+        total += count(json.dumps(blocks[n].value, ensure_ascii=False, separators=(",", ":")))
         out.append(total)
+    return out
+
+
+def _memo_prefix_tokens(
+    blocks: list[_Block],
+    end: int,
+    count: Callable[[str], int],
+    enough: int,
+    *,
+    memo: dict[str, Any] | None,
+    counter_key: object,
+) -> list[int]:
+    """:func:`_prefix_tokens`, reused while the blocks it counted are the same objects."""
+    hit = None if memo is None else memo.get("tokens")
+    if hit is not None:
+        counter, minimum, values, out = hit
+        if (
+            counter is counter_key
+            and minimum == enough
+            and len(values) <= end
+            and all(blocks[n].value is value for n, value in enumerate(values))
+        ):
+            return list(out)
+    out = _prefix_tokens(blocks, end, count, enough)
+    if memo is not None and out and out[-1] >= enough:
+        memo["tokens"] = (counter_key, enough, [blocks[n].value for n in range(len(out))], out)
     return out
 
 
@@ -401,6 +453,10 @@ def cached_anthropic_kwargs(
     earlier_items: Sequence[int] = (),
     caching: AnthropicCaching | None = None,
     boundaries: MutableMapping[int, int] | None = None,
+    built: dict[str, Any] | None = None,
+    shared_of: Callable[[int], int] | None = None,
+    blocks: tuple[list[Any], tuple[int, ...]] | None = None,
+    memo: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Build the request for ``items`` and place its breakpoints.
 
@@ -409,9 +465,11 @@ def cached_anthropic_kwargs(
     (see :func:`cache_anthropic_request`). Each boundary is found by building the request of
     the items before it and taking the messages it shares with the full request; pass a
     ``boundaries`` mapping (item count to message count, kept while those items do not change)
-    to build each boundary once per session.
+    to build each boundary once per session. ``built`` (the request already built for
+    ``items``) and ``shared_of`` (boundary to shared message count) let an incremental builder
+    (:mod:`hydrangea.context.request_cache`) skip both builds.
     """
-    kwargs = adapter.build_request(items)
+    kwargs = adapter.build_request(items) if built is None else built
     caching = caching or AnthropicCaching()
     if not caching.enabled:
         return kwargs
@@ -426,6 +484,8 @@ def cached_anthropic_kwargs(
             return len(messages)
         if boundaries is not None and boundary in boundaries:
             return min(boundaries[boundary], len(messages))
+        if shared_of is not None:
+            return shared_of(boundary)
         prefix = adapter.build_request(items[:boundary]).get("messages") or []
         count = 0
         for before, now in zip(prefix, messages, strict=False):
@@ -439,6 +499,8 @@ def cached_anthropic_kwargs(
     stable_messages = shared(stable)
     earlier = [shared(n) for n in earlier_items[:2] if 0 < n <= stable]
     out, _ = cache_anthropic_request(
-        kwargs, stable_messages=stable_messages, earlier=earlier, caching=caching
+        kwargs, stable_messages=stable_messages, earlier=earlier, caching=caching,
+        blocks=None if blocks is None else blocks[0], kept=None if blocks is None else blocks[1],
+        memo=memo,
     )
     return out

@@ -15,6 +15,7 @@ from hydrangea.context.caching import AnthropicCaching, cached_anthropic_kwargs
 from hydrangea.context.native import NativeContent, check_json, copy_json, copy_json_value
 from hydrangea.context.readback import ReplyRoute, for_model, messages_of, reply_of
 from hydrangea.context.registry import adapter_for
+from hydrangea.context.request_cache import RequestCache
 from hydrangea.context.streams import assemble
 from hydrangea.context.usage import UsageLog, usage_of
 from hydrangea.context.view import ContextView
@@ -32,6 +33,25 @@ __all__ = ["Context"]
 _log = logging.getLogger(__name__)
 
 _FORMAT = "hydrangea.context"
+
+
+class _Sized(Sequence[NativeContent]):
+    """Stands for the request's items where only their count is read."""
+
+    __slots__ = ("_n",)
+
+    def __init__(self, n: int) -> None:
+        self._n = n
+
+    def __len__(self) -> int:
+        return self._n
+
+    @overload
+    def __getitem__(self, index: int) -> NativeContent: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[NativeContent]: ...
+    def __getitem__(self, index: int | slice) -> NativeContent | Sequence[NativeContent]:
+        raise TypeError("the request's items are not held here")
 _VERSION = 1
 
 
@@ -51,7 +71,9 @@ class Context(Sequence[NativeContent]):
     in place would change the cached prefix and every snapshot that shares it.
     """
 
-    __slots__ = ("_adapter", "_detach_starts", "_gateway", "_items", "_models", "_usage")
+    __slots__ = (
+        "_adapter", "_detach_starts", "_gateway", "_items", "_models", "_requests", "_usage"
+    )
 
     def __init__(self, gateway: GatewayType, items: Iterable[NativeContent] = ()) -> None:
         self._gateway = GatewayType(gateway)
@@ -60,6 +82,7 @@ class Context(Sequence[NativeContent]):
         self._models: list[str | None] = []
         self._detach_starts: list[int] = []
         self._usage = UsageLog()
+        self._requests = RequestCache(self._adapter)
         self.extend(items)
 
     # -- reading -----------------------------------------------------------------------------
@@ -289,7 +312,9 @@ class Context(Sequence[NativeContent]):
             }
             if produced:
                 source = for_model(self._adapter, source, produced, model)
-        if items is None and self._gateway is GatewayType.anthropic:
+        if items is None and model is None:
+            built = self.build_incremental(len(self._items), (), caching=caching)
+        elif items is None and self._gateway is GatewayType.anthropic:
             built = cached_anthropic_kwargs(self._adapter, source, caching=caching)
         else:
             built = self._adapter.build_request(source)
@@ -297,6 +322,36 @@ class Context(Sequence[NativeContent]):
         if model is not None:
             kwargs["model"] = model
         return kwargs
+
+    def build_incremental(
+        self,
+        stable: int,
+        tail: Sequence[NativeContent],
+        *,
+        earlier: Sequence[int] = (),
+        caching: AnthropicCaching | None = None,
+    ) -> dict[str, Any]:
+        """The builder's request for the first ``stable`` items followed by ``tail``.
+
+        Built from this Context's request cache (:mod:`hydrangea.context.request_cache`): the
+        cost is the items since the last closed prefix plus ``tail``, not the history. On
+        Anthropic, breakpoints are placed (``stable`` is the stable history, ``earlier`` the
+        previous requests' ones) unless ``caching`` opts out. The top-level dict and lists are
+        fresh; the message dicts are shared with other requests (read-only).
+        """
+        if not 0 <= stable <= len(self._items):
+            raise IndexError(f"stable {stable} is outside 0..{len(self._items)}")
+        cache = self._requests
+        cache.sync(self.detached_from(cache.seen), self.detaches)
+        if self._gateway is not GatewayType.anthropic:
+            return cache.build(self._items, stable, tail)
+        built, blocks, kept = cache.build_with_blocks(self._items, stable, tail)
+        return cached_anthropic_kwargs(
+            self._adapter, _Sized(stable + len(tail)), stable_items=stable,
+            earlier_items=earlier, caching=caching, built=built, blocks=(blocks, kept),
+            memo=cache.memo,
+            shared_of=lambda boundary: cache.shared_messages(self._items, boundary, built),
+        )
 
     # -- persistence -------------------------------------------------------------------------
 

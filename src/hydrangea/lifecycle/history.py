@@ -127,6 +127,10 @@ class LifecycleRequest:
     """Anthropic breakpoint settings (``None``: the defaults; :mod:`hydrangea.context.caching`)."""
     boundaries: dict[int, int] | None = None
     """The session's memo of where item boundaries fall in the built messages (shared)."""
+    context: Context | None = None
+    """The Context the history mirrors: :attr:`kwargs` builds from its request cache."""
+    detaches: int = 0
+    """The Context's detach count at render time (the cache is used while the history holds)."""
 
     @property
     def stable(self) -> int:
@@ -167,6 +171,20 @@ class LifecycleRequest:
         On Anthropic, cache breakpoints are placed on the stable history (never on the overlay)
         unless :attr:`caching` opts out.
         """
+        context = self.context
+        length = self.history_view.length
+        if context is not None and len(context) >= length:
+            moved = context.detached_from(self.detaches)
+            if moved is None or moved >= length:
+                stable = self.stable
+                tail: list[NativeContent] = [item for entry in self.before for item in entry.items]
+                if self.before:
+                    tail.extend(context[stable:length])
+                for entry in self.after:
+                    tail.extend(entry.items)
+                return context.build_incremental(
+                    stable, tail, earlier=self.earlier_stable, caching=self.caching
+                )
         if self.adapter.gateway is GatewayType.anthropic:
             return cached_anthropic_kwargs(
                 self.adapter, self.items, stable_items=self.stable,

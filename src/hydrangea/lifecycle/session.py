@@ -409,5 +409,5 @@ class Lifecycle:
         anchor = before_newest(self.context.adapter, self.context)
         return LifecycleRequest(
             episode, self._log.view(), anchor, tuple(before), tuple(after), self.context.adapter,
-            self._earlier, self._caching, self._boundaries,
+            self._earlier, self._caching, self._boundaries, self.context, self.context.detaches,
         )
