@@ -1,0 +1,41 @@
+"""The README's agent loop runs through the real Anthropic SDK against a local server."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import anthropic
+
+from tests.support.capture_server import capture_server
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def _reply(text: str) -> dict[str, object]:
+    return {"id": f"msg_{len(text)}", "type": "message", "role": "assistant",
+            "model": "claude-sonnet-5-5", "stop_reason": "end_turn", "stop_sequence": None,
+            "content": [{"type": "text", "text": text}],
+            "usage": {"input_tokens": 20, "output_tokens": 5}}
+
+
+def test_the_readme_agent_loop_runs_and_keeps_its_prefix() -> None:
+    blocks = re.findall(r"^```python\n(.*?)^```", README.read_text(encoding="utf-8"),
+                        re.DOTALL | re.MULTILINE)
+    (source,) = [b for b in blocks if "def agent_loop" in b]
+    namespace: dict[str, object] = {}
+    exec(compile(source, "README.md", "exec"), namespace)
+    loop = namespace["agent_loop"]
+    assert callable(loop)
+    with capture_server([(200, _reply("Yes, HW-2291 is closed.")),
+                         (200, _reply("You are welcome."))]) as server:
+        client = anthropic.Anthropic(api_key="test", base_url=server.base_url, max_retries=0)
+        answers = loop(client, ["Is ticket HW-2291 closed?", "Thanks!"])
+    assert answers == ["Yes, HW-2291 is closed.", "You are welcome."]
+    first, second = (c.body for c in server.captured)
+    # the reminder rides at the tail of both requests; the first turn is a prefix of the second
+    assert "Answer in one short paragraph." in str(first["messages"][-1])
+    assert "Answer in one short paragraph." in str(second["messages"][-1])
+    assert second["messages"][0]["content"][0]["text"] == "Is ticket HW-2291 closed?"
+    assert second["messages"][1]["content"][0]["text"] == "Yes, HW-2291 is closed."
+    assert any("cache_control" in str(message) for message in second["messages"])
