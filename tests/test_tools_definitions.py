@@ -4,6 +4,7 @@ merged into the request keyword arguments the library builds."""
 from __future__ import annotations
 
 import copy
+import keyword
 from typing import Annotated, Any, Literal
 
 import pytest
@@ -94,7 +95,9 @@ def test_the_sdk_check_catches_a_wrong_key(gateway: GatewayType, broken: dict[st
         validate_tool(gateway, broken)
 
 
-names = st.from_regex(r"[a-z][a-z0-9_]{0,10}", fullmatch=True)
+names = st.from_regex(r"[a-z][a-z0-9_]{0,10}", fullmatch=True).filter(
+    lambda name: not keyword.iskeyword(name) and not keyword.issoftkeyword(name)
+)
 annotation_texts = st.sampled_from(
     [
         "int",
