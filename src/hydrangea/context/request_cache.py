@@ -16,7 +16,7 @@ A boundary is only used when that composition is exact for the gateway:
 * the prefix holds a non-system item (the leading system run is over);
 * Responses: the prefix does not end with a reasoning item (it is kept only when followed);
 * Gemini: the prefix does not end in a turn of the role the tail starts with (consecutive turns
-  merge) and holds no id-less call (their stable ids count from the history's start).
+  merge); for now it is not cached at all (see `_valid`).
 
 A detach below the cached prefix cuts the cache back to the last boundary before it.
 Cached messages are built once and shared by every later request (read-only; see "What you may
@@ -235,7 +235,7 @@ class RequestCache:
             return False
         if self._adapter.pairing(segment).unanswered:
             return False
-        last, following = source[stable - 1], source[stable]
+        last = source[stable - 1]
         match self._adapter.gateway:
             case GatewayType.openai_responses:
                 return last.get("type") != "reasoning"
@@ -244,8 +244,6 @@ class RequestCache:
                 # history; a ci-profile property run found a history (a repeated call id after
                 # an empty model turn) where a cached prefix built differently from a fresh
                 # build, so Gemini requests are built from scratch until that case is mended.
-                if _gemini_role(last) == _gemini_role(following):
-                    return False
                 return False
             case _:
                 return True
@@ -258,11 +256,3 @@ def _marked(value: object) -> bool:
 def _gemini_role(item: NativeContent) -> str:
     return "model" if item.get("role") == "model" else "user"
 
-
-def _idless_call(item: NativeContent) -> bool:
-    for part in item.get("parts", ()):
-        if isinstance(part, dict):
-            call = part.get("function_call")
-            if isinstance(call, dict) and not call.get("id"):
-                return True
-    return False
