@@ -330,6 +330,7 @@ class Context(Sequence[NativeContent]):
         *,
         earlier: Sequence[int] = (),
         caching: AnthropicCaching | None = None,
+        overlay: Sequence[int] = (),
     ) -> dict[str, Any]:
         """The builder's request for the first ``stable`` items followed by ``tail``.
 
@@ -337,15 +338,18 @@ class Context(Sequence[NativeContent]):
         cost is the items since the last closed prefix plus ``tail``, not the history. On
         Anthropic, breakpoints are placed (``stable`` is the stable history, ``earlier`` the
         previous requests' ones) unless ``caching`` opts out. The top-level dict and lists are
-        fresh; the message dicts are shared with other requests (read-only).
+        fresh; the message dicts are shared with other requests (read-only). ``tail`` may start
+        with runs of ``overlay[0]``, ``overlay[1]`` ... items that later requests repeat (a
+        lifecycle's components: the same objects, never mutated); their messages are kept
+        between requests while they stay the same.
         """
         if not 0 <= stable <= len(self._items):
             raise IndexError(f"stable {stable} is outside 0..{len(self._items)}")
         cache = self._requests
         cache.sync(self.detached_from(cache.seen), self.detaches)
         if self._gateway is not GatewayType.anthropic:
-            return cache.build(self._items, stable, tail)
-        built, blocks, kept = cache.build_with_blocks(self._items, stable, tail)
+            return cache.build(self._items, stable, tail, overlay)
+        built, blocks, kept = cache.build_with_blocks(self._items, stable, tail, overlay)
         return cached_anthropic_kwargs(
             self._adapter, _Sized(stable + len(tail)), stable_items=stable,
             earlier_items=earlier, caching=caching, built=built, blocks=(blocks, kept),

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import copy
 import math
 from typing import Any, NoReturn, TypeAlias
 
 from hydrangea.errors import InputTooDeepError, InvalidItemError, UnencodableTextError
 from hydrangea.text import first_unencodable
 
-__all__ = ["MAX_DEPTH", "NativeContent", "check_json", "copy_json", "copy_json_value"]
+__all__ = [
+    "MAX_DEPTH",
+    "NativeContent",
+    "check_json",
+    "clone_json",
+    "copy_json",
+    "copy_json_value",
+]
 
 NativeContent: TypeAlias = dict[str, Any]
 """A provider-native item: the JSON object the provider's API takes or returns.
@@ -179,3 +187,26 @@ def check_json(item: object, where: str = "a native item") -> NativeContent:
         path = "".join(reversed(refused.path))
         raise refused.kind(f"{where}{' at ' + path if path else ''} {refused.what}") from None
     return item
+
+
+_ATOMS = frozenset({str, int, float, bool, type(None)})
+
+
+def clone_json(value: Any) -> Any:
+    """An independent copy of a JSON value, for request builders (no checks: see copy_json).
+
+    Plain dicts and lists are copied, plain scalars shared (they are immutable); anything else
+    (a caller's own mapping type, say) goes to :func:`copy.deepcopy`. Equal to
+    ``copy.deepcopy(value)`` for the acyclic JSON values items are, several times faster.
+    """
+    kind = type(value)
+    if kind is dict:
+        return {
+            key: inner if type(inner) in _ATOMS else clone_json(inner)
+            for key, inner in value.items()
+        }
+    if kind is list:
+        return [inner if type(inner) in _ATOMS else clone_json(inner) for inner in value]
+    if kind in _ATOMS:
+        return value
+    return copy.deepcopy(value)

@@ -33,7 +33,6 @@ cannot forge or close. See "Text markers" in docs/en/providers.md.
 
 from __future__ import annotations
 
-import copy
 import logging
 from collections.abc import Sequence
 from typing import Any, Literal, NotRequired, TypedDict, assert_never
@@ -55,7 +54,7 @@ from hydrangea.context._openai_common import (
 )
 from hydrangea.context._openai_read import read_chat_message
 from hydrangea.context.adapter import ORPHAN_CALL_NOTICE, Adapter, CallIds
-from hydrangea.context.native import NativeContent
+from hydrangea.context.native import NativeContent, clone_json
 from hydrangea.context.pairing import CallSite, Pairing, ResultSite
 from hydrangea.errors import InvalidItemError
 from hydrangea.gateway import GatewayType
@@ -223,12 +222,12 @@ class OpenAIChatAdapter(Adapter):
             if index in claimed:
                 continue  # sent in the run after its call
             if index in answers:
-                messages.append(copy.deepcopy(item))
+                messages.append(clone_json(item))
                 messages.extend(answers[index])
             elif item.get("role") == "tool":
                 messages.append(_tool_as_text(item))
             else:
-                messages.append(copy.deepcopy(item))
+                messages.append(clone_json(item))
         return {"messages": messages}
 
 
@@ -293,7 +292,7 @@ def _pair_calls(
     for index in found.keys() | missing.keys():
         positions = sorted(found.get(index, []))
         claimed.update(positions)
-        run = [copy.deepcopy(items[position]) for position in positions]
+        run = [clone_json(items[position]) for position in positions]
         run.extend(
             {"role": "tool", "tool_call_id": call_id, "content": ORPHAN_CALL_NOTICE}
             for call_id in missing.get(index, [])

@@ -37,7 +37,6 @@ cannot forge or close. See "Text markers" in docs/en/providers.md.
 
 from __future__ import annotations
 
-import copy
 import logging
 from collections.abc import Sequence
 from typing import Any, Literal, NotRequired, TypedDict, assert_never
@@ -60,7 +59,7 @@ from hydrangea.context._openai_responses_checks import (
     validate_responses_item,
 )
 from hydrangea.context.adapter import ORPHAN_CALL_NOTICE, Adapter, CallIds
-from hydrangea.context.native import NativeContent
+from hydrangea.context.native import NativeContent, clone_json
 from hydrangea.context.pairing import CallSite, ResultSite
 from hydrangea.errors import InvalidItemError
 from hydrangea.gateway import GatewayType
@@ -242,7 +241,7 @@ class OpenAIResponsesAdapter(Adapter):
             elif item.get("type") == "reasoning" and not _followed(items, index):
                 _log.debug("left out reasoning item %s: nothing of its turn follows it", item["id"])
             else:
-                result.append(copy.deepcopy(item))
+                result.append(clone_json(item))
             if index in unanswered:
                 notices.append(
                     {

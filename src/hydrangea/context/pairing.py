@@ -218,8 +218,13 @@ def pair_items(
     by_name: bool = False,
 ) -> Pairing:
     """Pair ``items`` whose calls and results ``sites`` describes (an adapter's ``tool_sites``)."""
-    engine = PairingEngine(by_name=by_name)
+    engine: PairingEngine | None = None  # made at the first call or result: most runs have none
     for index, item in enumerate(items):
         calls, results = sites(item)
-        engine.add(index, calls, results)
+        if calls or results:
+            if engine is None:
+                engine = PairingEngine(by_name=by_name)
+            engine.add(index, calls, results)
+    if engine is None:
+        return Pairing(calls=(), answer={}, answered={}, unanswered=(), orphans=frozenset())
     return engine.pairing()

@@ -56,8 +56,10 @@ class RequestCache:
 
     __slots__ = (
         "_adapter",
+        "_alone",
         "_blocks",
         "_checkpoints",
+        "_chunks",
         "_head",
         "_kept",
         "_key",
@@ -77,6 +79,9 @@ class RequestCache:
         self._seen = 0
         self._blocks: list[Any] = []  # Anthropic: the cached messages' blocks
         self._kept: list[int] = []  # Anthropic: which of them carry a caller's cache_control
+        self._alone: dict[str, int] = {}  # anchor role -> how many messages the anchor builds to
+        # overlay runs (ids of their items) -> (the items, their messages), from the last request
+        self._chunks: dict[tuple[int, ...], tuple[tuple[NativeContent, ...], list[Any]]] = {}
         self.memo: dict[str, Any] = {}
         """Anthropic: the breakpoint placement's memo for this prefix (emptied on a detach)."""
 
@@ -107,18 +112,32 @@ class RequestCache:
         return self._seen
 
     def build(
-        self, source: Sequence[NativeContent], stable: int, tail: Sequence[NativeContent]
+        self,
+        source: Sequence[NativeContent],
+        stable: int,
+        tail: Sequence[NativeContent],
+        overlay: Sequence[int] = (),
     ) -> dict[str, Any]:
-        """The request for ``source[:stable] + tail`` (``source``: the Context's items)."""
-        return self._compose(source, stable, tail)[0]
+        """The request for ``source[:stable] + tail`` (``source``: the Context's items).
+
+        ``tail`` starts with runs of ``overlay[0]``, ``overlay[1]`` ... items that later
+        requests repeat (the same objects, never mutated: an overlay's components): each run's
+        messages are kept and reused while it is the same, when the seams around the runs are
+        exact (the rules of a cached prefix).
+        """
+        return self._compose(source, stable, tail, overlay)[0]
 
     def build_with_blocks(
-        self, source: Sequence[NativeContent], stable: int, tail: Sequence[NativeContent]
+        self,
+        source: Sequence[NativeContent],
+        stable: int,
+        tail: Sequence[NativeContent],
+        overlay: Sequence[int] = (),
     ) -> tuple[dict[str, Any], list[Any], tuple[int, ...]]:
         """Anthropic: :meth:`build`, with the request's blocks and caller-marker positions as
         :func:`~hydrangea.context.caching.cache_anthropic_request` computes them, the cached
         prefix's taken from the cache."""
-        built, checkpoint = self._compose(source, stable, tail)
+        built, checkpoint = self._compose(source, stable, tail, overlay)
         head = head_blocks(built)
         messages = built.get(self._key) or []
         blocks = head
@@ -134,25 +153,85 @@ class RequestCache:
         return built, blocks, tuple(kept)
 
     def _compose(
-        self, source: Sequence[NativeContent], stable: int, tail: Sequence[NativeContent]
+        self,
+        source: Sequence[NativeContent],
+        stable: int,
+        tail: Sequence[NativeContent],
+        overlay: Sequence[int] = (),
     ) -> tuple[dict[str, Any], _Checkpoint]:
         self._advance(source, min(stable, len(source) - 1))
         checkpoint = self._usable(source, stable, tail)
         p = checkpoint.items
+        covered = sum(overlay)
+        if p > 0 and 0 < covered <= len(tail):
+            head = list(source[p:stable])  # stable items the cache has not taken in yet
+            chunk = self._overlay_messages(tail, overlay) if self._closed(head) else None
+            if chunk is not None:
+                out = self._head_copy()
+                messages = self._messages[: checkpoint.messages]  # the one copy of the prefix
+                if head:
+                    messages.extend(self._tail_messages(source[p - 1], head))
+                messages.extend(chunk)
+                if covered < len(tail):
+                    messages.extend(self._tail_messages(tail[covered - 1], list(tail[covered:])))
+                out[self._key] = messages
+                return out, checkpoint
         rest = [*source[p:stable], *tail]
         if p == 0:
             built = self._adapter.build_request(rest)
             built[self._key] = list(built.get(self._key) or [])
             return built, self._checkpoints[0]
-        out = {
-            key: list(value) if isinstance(value, list) else dict(value)
-            if isinstance(value, dict) else value
-            for key, value in self._head.items()
-        }
+        out = self._head_copy()
         messages = self._messages[: checkpoint.messages]  # the one copy of the prefix
         messages.extend(self._tail_messages(source[p - 1], rest))
         out[self._key] = messages
         return out, checkpoint
+
+    def _head_copy(self) -> dict[str, Any]:
+        return {
+            key: list(value) if isinstance(value, list) else dict(value)
+            if isinstance(value, dict) else value
+            for key, value in self._head.items()
+        }
+
+    def _closed(self, segment: Sequence[NativeContent]) -> bool:
+        """Whether a seam right after ``segment`` (built on its own) is exact."""
+        gateway = self._adapter.gateway
+        if gateway is GatewayType.gemini:
+            return False  # consecutive turns merge across a seam
+        if not segment:
+            return True
+        if self._adapter.pairing(segment).unanswered:
+            return False
+        return not (
+            gateway is GatewayType.openai_responses and segment[-1].get("type") == "reasoning"
+        )
+
+    def _overlay_messages(
+        self, tail: Sequence[NativeContent], overlay: Sequence[int]
+    ) -> list[Any] | None:
+        """The messages of the overlay runs at the start of ``tail`` (each run's kept while it
+        is the same objects), or ``None`` when a seam after a run is not exact."""
+        kept = self._chunks
+        used: dict[tuple[int, ...], tuple[tuple[NativeContent, ...], list[Any]]] = {}
+        out: list[Any] = []
+        start = 0
+        for length in overlay:
+            run = tuple(tail[start : start + length])
+            start += length
+            if not run:
+                continue
+            key = tuple(map(id, run))  # the kept runs hold their items: ids are not reused
+            found = kept.get(key)
+            if found is None:
+                if not self._closed(run):
+                    return None
+                # the anchor is the same after any item here (only Gemini's depends on it)
+                found = (run, self._tail_messages(run[-1], list(run)))
+            used[key] = found
+            out.extend(found[1])
+        self._chunks = used
+        return out
 
     def _usable(
         self, source: Sequence[NativeContent], stable: int, tail: Sequence[NativeContent]
@@ -188,7 +267,12 @@ class RequestCache:
 
     def _tail_messages(self, last: NativeContent, rest: list[NativeContent]) -> list[Any]:
         anchor = self._anchor(last)
-        alone = len(self._adapter.build_request([anchor]).get(self._key) or [])
+        role = _anchor_role(self._adapter.gateway, last)
+        alone = self._alone.get(role)
+        if alone is None:  # the anchor alone always builds alike: count it once per role
+            alone = self._alone[role] = len(
+                self._adapter.build_request([anchor]).get(self._key) or []
+            )
         built = self._adapter.build_request([anchor, *rest])
         extra = set(built) - {self._key}
         if extra:  # cannot happen at a valid boundary; keep the builder's word
@@ -251,6 +335,11 @@ class RequestCache:
 
 def _marked(value: object) -> bool:
     return isinstance(value, dict) and "cache_control" in value
+
+
+def _anchor_role(gateway: GatewayType, last: NativeContent) -> str:
+    """What the anchor after ``last`` depends on (Gemini: the turn's role; others: nothing)."""
+    return _gemini_role(last) if gateway is GatewayType.gemini else ""
 
 
 def _gemini_role(item: NativeContent) -> str:

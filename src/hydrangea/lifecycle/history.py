@@ -178,12 +178,14 @@ class LifecycleRequest:
             if moved is None or moved >= length:
                 stable = self.stable
                 tail: list[NativeContent] = [item for entry in self.before for item in entry.items]
+                runs = [len(entry.items) for entry in self.before or self.after]
                 if self.before:
                     tail.extend(context[stable:length])
                 for entry in self.after:
                     tail.extend(entry.items)
                 return context.build_incremental(
-                    stable, tail, earlier=self.earlier_stable, caching=self.caching
+                    stable, tail, earlier=self.earlier_stable, caching=self.caching,
+                    overlay=runs,
                 )
         if self.adapter.gateway is GatewayType.anthropic:
             return cached_anthropic_kwargs(

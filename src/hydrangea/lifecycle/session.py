@@ -34,7 +34,7 @@ from hydrangea.lifecycle.errors import InvalidComponentError, InvalidTargetError
 from hydrangea.lifecycle.history import HistoryLog, LifecycleRequest, OverlayItem, Snapshot
 from hydrangea.lifecycle.placement import before_newest
 from hydrangea.lifecycle.records import ComponentState, PlainRenderer, Renderer, SnapshotHistory
-from hydrangea.lifecycle.table import ComponentTable, Entry, check_mutable
+from hydrangea.lifecycle.table import ComponentTable, Entry, Plan, check_mutable
 from hydrangea.lifecycle.visibility import next_change, visible_at
 from hydrangea.message import Message
 
@@ -386,18 +386,22 @@ class Lifecycle:
         gone: list[str] = []
         for entry in self._table.live.values():
             offset = episode - entry.start
-            phase = visible_at(entry.component, offset)
-            if phase is None:
-                if next_change(entry.component, offset) is None:
+            plan = entry.plan
+            if (
+                plan is None
+                or plan.component is not entry.component
+                or plan.began != entry.start
+                or not plan.start <= offset < plan.until
+            ):
+                plan = entry.plan = _plan(entry, offset)
+            item = plan.item
+            if item is None:
+                if plan.final:
                     gone.append(entry.key)
                 continue
-            change = next_change(entry.component, offset)
-            if change is not None and change.final and change.at == offset + 1:
+            if plan.final and plan.until == offset + 1:
                 gone.append(entry.key)  # last visible episode: the key is free after it
-            item = entry.shown.get(phase)
-            if item is None:
-                item = entry.shown[phase] = OverlayItem(entry.key, phase, entry.natives)
-            placement = phase.placement
+            placement = item.phase.placement
             match placement:
                 case Placement.before:
                     before.append(item)
@@ -411,3 +415,20 @@ class Lifecycle:
             episode, self._log.view(), anchor, tuple(before), tuple(after), self.context.adapter,
             self._earlier, self._caching, self._boundaries, self.context, self.context.detaches,
         )
+
+
+_FOREVER = 1 << 62
+
+
+def _plan(entry: Entry, offset: int) -> Plan:
+    """What ``entry`` shows from ``offset`` until its phase next changes."""
+    component = entry.component
+    phase = visible_at(component, offset)
+    change = next_change(component, offset)
+    until = _FOREVER if change is None else change.at
+    if phase is None:
+        return Plan(component, entry.start, offset, until, None, change is None)
+    item = entry.shown.get(phase)
+    if item is None:
+        item = entry.shown[phase] = OverlayItem(entry.key, phase, entry.natives)
+    return Plan(component, entry.start, offset, until, item, change is not None and change.final)

@@ -22,7 +22,7 @@ from hydrangea.lifecycle.errors import (
 )
 from hydrangea.lifecycle.history import OverlayItem
 
-__all__ = ["ComponentTable", "Entry", "check_mutable"]
+__all__ = ["ComponentTable", "Entry", "Plan", "check_mutable"]
 
 
 @dataclass(slots=True, eq=False)
@@ -38,6 +38,22 @@ class Entry:
     committed: tuple[int, int] | None = None
     shown: dict[Phase, OverlayItem] = field(default_factory=dict)
     """Overlay items already made for this entry, by phase (reset when it changes)."""
+    plan: Plan | None = None
+    """The entry's overlay item over a run of episodes, kept until its phase changes."""
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What an entry shows at offsets ``start`` to ``until - 1`` (of ``component`` scheduled
+    from ``began``): ``item`` (``None``: hidden), and whether it ends for good at ``until``
+    (for a hidden entry: it never shows again, so it is gone now)."""
+
+    component: Component
+    began: int
+    start: int
+    until: int
+    item: OverlayItem | None
+    final: bool
 
 
 class ComponentTable:
