@@ -194,9 +194,10 @@ class Context(Sequence[NativeContent]):
         walk before the adapter reads it, so an adapter never meets nesting past
         :data:`~hydrangea.context.native.MAX_DEPTH`, a non-JSON value or unencodable text.
         """
-        if isinstance(item, dict | list):
+        owned = isinstance(item, dict | list)
+        if owned:  # checked and copied once; what the adapter reads out of it is ours
             item = copy_json_value(item, "the pushed output")
-        staged = self._staged_output(self._adapter.from_output(item))
+        staged = self._staged_output(self._adapter.from_output(item), owned=owned)
         produced_by = model if model is not None else self._adapter.output_model(item)
         reported = usage_of(self._gateway, item)
         start = len(self._items)
@@ -238,12 +239,15 @@ class Context(Sequence[NativeContent]):
         """
         self._append(self._staged_output(items), None)
 
-    def _staged_output(self, items: Iterable[NativeContent]) -> list[NativeContent]:
+    def _staged_output(
+        self, items: Iterable[NativeContent], *, owned: bool = False
+    ) -> list[NativeContent]:
+        """Items checked, canonical and key-sorted, independent of the caller. ``owned``: the
+        items come out of JSON this Context checked and copied itself (no second walk)."""
         staged: list[NativeContent] = []
         for index, item in enumerate(items):
-            copied = copy_json(
-                self._adapter.canonical(copy_json(item, f"native item {index}")), sort_keys=True
-            )
+            own = item if owned and type(item) is dict else copy_json(item, f"native item {index}")
+            copied = copy_json(self._adapter.canonical(own), sort_keys=True)
             self._adapter.check_output(copied)
             staged.append(copied)
         return staged

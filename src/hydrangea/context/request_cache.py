@@ -44,6 +44,18 @@ _LIST_KEY = {
 }
 
 
+_KEPT_RUNS = 16
+"""How many requests an overlay run's messages outlive its last use (a cyclic component that is
+hidden for a few turns finds them again)."""
+
+
+@dataclass(slots=True, eq=False)
+class _Run:
+    items: tuple[NativeContent, ...]  # held, so that the ids in the key are not reused
+    messages: list[Any]
+    used: int
+
+
 @dataclass(frozen=True, slots=True)
 class _Checkpoint:
     items: int
@@ -65,6 +77,7 @@ class RequestCache:
         "_key",
         "_messages",
         "_non_system",
+        "_requests",
         "_seen",
         "memo",
     )
@@ -81,7 +94,8 @@ class RequestCache:
         self._kept: list[int] = []  # Anthropic: which of them carry a caller's cache_control
         self._alone: dict[str, int] = {}  # anchor role -> how many messages the anchor builds to
         # overlay runs (ids of their items) -> (the items, their messages), from the last request
-        self._chunks: dict[tuple[int, ...], tuple[tuple[NativeContent, ...], list[Any]]] = {}
+        self._chunks: dict[tuple[int, ...], _Run] = {}  # overlay runs by the ids of their items
+        self._requests = 0  # requests built with an overlay
         self.memo: dict[str, Any] = {}
         """Anthropic: the breakpoint placement's memo for this prefix (emptied on a detach)."""
 
@@ -213,7 +227,8 @@ class RequestCache:
         """The messages of the overlay runs at the start of ``tail`` (each run's kept while it
         is the same objects), or ``None`` when a seam after a run is not exact."""
         kept = self._chunks
-        used: dict[tuple[int, ...], tuple[tuple[NativeContent, ...], list[Any]]] = {}
+        self._requests += 1
+        now = self._requests
         out: list[Any] = []
         start = 0
         for length in overlay:
@@ -227,10 +242,14 @@ class RequestCache:
                 if not self._closed(run):
                     return None
                 # the anchor is the same after any item here (only Gemini's depends on it)
-                found = (run, self._tail_messages(run[-1], list(run)))
-            used[key] = found
-            out.extend(found[1])
-        self._chunks = used
+                found = _Run(run, self._tail_messages(run[-1], list(run)), now)
+                kept[key] = found
+            else:
+                found.used = now
+            out.extend(found.messages)
+        if len(kept) > 2 * len(overlay) + _KEPT_RUNS:  # forget runs no recent request used
+            for key in [k for k, r in kept.items() if now - r.used > _KEPT_RUNS]:
+                del kept[key]
         return out
 
     def _usable(
