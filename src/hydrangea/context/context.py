@@ -13,7 +13,7 @@ from hydrangea.context._compose import compose_request
 from hydrangea.context.adapter import Adapter
 from hydrangea.context.caching import AnthropicCaching, cached_anthropic_kwargs
 from hydrangea.context.native import NativeContent, check_json, copy_json, copy_json_value
-from hydrangea.context.readback import ReplyRoute, for_model, messages_of, reply_of
+from hydrangea.context.readback import ReplyRoute, StableIds, for_model, messages_of, reply_of
 from hydrangea.context.registry import adapter_for
 from hydrangea.context.request_cache import RequestCache
 from hydrangea.context.streams import assemble
@@ -72,7 +72,15 @@ class Context(Sequence[NativeContent]):
     """
 
     __slots__ = (
-        "_adapter", "_detach_starts", "_gateway", "_items", "_models", "_requests", "_usage"
+        "_adapter",
+        "_detach_starts",
+        "_gateway",
+        "_ids",
+        "_ids_seen",
+        "_items",
+        "_models",
+        "_requests",
+        "_usage",
     )
 
     def __init__(self, gateway: GatewayType, items: Iterable[NativeContent] = ()) -> None:
@@ -83,6 +91,8 @@ class Context(Sequence[NativeContent]):
         self._detach_starts: list[int] = []
         self._usage = UsageLog()
         self._requests = RequestCache(self._adapter)
+        self._ids = StableIds(self._adapter)  # Gemini's stable call ids, counted once per item
+        self._ids_seen = 0  # the detach count the tally has caught up with
         self.extend(items)
 
     # -- reading -----------------------------------------------------------------------------
@@ -204,10 +214,11 @@ class Context(Sequence[NativeContent]):
         self._append(staged, produced_by)
         if route is not None:
             try:
-                route.route(reply_of(messages_of(self._adapter, self._items, start)))
+                route.route(reply_of(self._messages(start)))
             except BaseException:
                 del self._items[start:]
                 del self._models[start:]
+                self._ids.truncate(start)
                 raise
         if reported is not None:
             self._usage.record(reported, start)
@@ -267,7 +278,16 @@ class Context(Sequence[NativeContent]):
         Id-less tool calls carry the stable id the pairing engine gives them over the whole
         history (``"<function name>#<n>"``); a ``ToolResultPart`` with that id answers that call.
         """
-        return messages_of(self._adapter, self._items, start)
+        return self._messages(start)
+
+    def _messages(self, start: int) -> list[Message]:
+        if not self._adapter.pairs_by_name:
+            return messages_of(self._adapter, self._items, start)
+        detached = self.detached_from(self._ids_seen)
+        self._ids_seen = self.detaches
+        if detached is not None:
+            self._ids.truncate(detached)
+        return messages_of(self._adapter, self._items, start, self._ids)
 
     def detach_tail(self, start: int) -> tuple[NativeContent, ...]:
         """Remove and return the items from ``start`` to the end. Reserved for the collector."""

@@ -19,9 +19,10 @@ from typing import Protocol
 
 from hydrangea.context.adapter import Adapter
 from hydrangea.context.native import NativeContent
+from hydrangea.context.pairing import stable_call_id
 from hydrangea.message import Message, Part, Role
 
-__all__ = ["ReplyRoute", "for_model", "messages_of", "reply_of", "same_model"]
+__all__ = ["ReplyRoute", "StableIds", "for_model", "messages_of", "reply_of", "same_model"]
 
 
 class ReplyRoute(Protocol):
@@ -31,14 +32,74 @@ class ReplyRoute(Protocol):
         """Take the assistant reply the Context just stored."""
 
 
-def messages_of(adapter: Adapter, items: Sequence[NativeContent], start: int = 0) -> list[Message]:
-    """The Messages of ``items[start:]``, with history-wide stable ids for id-less calls."""
+class StableIds:
+    """The stable ids of one growing item list's id-less calls, counted once per item.
+
+    A stable id (``"<name>#<n>"``, see :mod:`hydrangea.context.pairing`) depends only on how
+    many id-less calls of that name the items before it make, so a running count per name,
+    with each item's id-less calls remembered, gives the ids of ``items[start:]`` in
+    O(new items + len(items) - start) instead of pairing the whole history. :meth:`truncate`
+    forgets items taken off the end (a detach, an append taken back).
+    """
+
+    __slots__ = ("_adapter", "_counts", "_idless", "_seen")
+
+    def __init__(self, adapter: Adapter) -> None:
+        self._adapter = adapter
+        self._seen = 0
+        self._counts: dict[str, int] = {}
+        self._idless: dict[int, list[tuple[int, str]]] = {}  # index -> (slot, name), in order
+
+    def truncate(self, length: int) -> None:
+        """Forget the items from ``length`` on."""
+        if length >= self._seen:
+            return
+        for index in [i for i in self._idless if i >= length]:
+            for _, name in self._idless.pop(index):
+                self._counts[name] -= 1
+        self._seen = length
+
+    def ids(self, items: Sequence[NativeContent], start: int) -> dict[int, dict[int, str]]:
+        """The stable ids of the id-less calls of ``items[start:]``, by item index and slot
+        (``items``: the list this tally follows, truncated as it was)."""
+        for index in range(self._seen, len(items)):
+            calls, _ = self._adapter.tool_sites(items[index])
+            idless = [(call.slot, call.name) for call in calls if call.id is None]
+            if idless:
+                self._idless[index] = idless
+                for _, name in idless:
+                    self._counts[name] = self._counts.get(name, 0) + 1
+        self._seen = len(items)
+        later = [i for i in range(start, len(items)) if i in self._idless]
+        counts = dict(self._counts)
+        for index in later:
+            for _, name in self._idless[index]:
+                counts[name] -= 1
+        ids: dict[int, dict[int, str]] = {}
+        for index in later:
+            for slot, name in self._idless[index]:
+                counts[name] += 1
+                ids.setdefault(index, {})[slot] = stable_call_id(name, counts[name])
+        return ids
+
+
+def messages_of(
+    adapter: Adapter,
+    items: Sequence[NativeContent],
+    start: int = 0,
+    stable_ids: StableIds | None = None,
+) -> list[Message]:
+    """The Messages of ``items[start:]``, with history-wide stable ids for id-less calls
+    (counted by ``stable_ids`` when given: the tally that follows ``items``)."""
     ids: dict[int, dict[int, str]] = {}
     if adapter.pairs_by_name:
-        pairing = adapter.pairing(items)
-        for (index, slot), call, ident in pairing.calls:
-            if call.id is None and index >= start:
-                ids.setdefault(index, {})[slot] = ident
+        if stable_ids is not None:
+            ids = stable_ids.ids(items, start)
+        else:
+            pairing = adapter.pairing(items)
+            for (index, slot), call, ident in pairing.calls:
+                if call.id is None and index >= start:
+                    ids.setdefault(index, {})[slot] = ident
     found: list[Message] = []
     for index in range(start, len(items)):
         found.extend(adapter.to_messages(items[index], ids.get(index, {})))
