@@ -200,3 +200,17 @@ def test_stable_ids_after_a_detach_and_a_route_taken_back_count_only_what_stays(
     assert isinstance(call, ToolCallPart) and call.id == "lookup#2"
     for start in range(len(context) + 1):
         assert context.messages(start) == _plain_messages(context, start)
+
+
+def test_caller_breakpoints_in_the_cached_prefix_are_placed_as_from_scratch() -> None:
+    context = Context(GatewayType.anthropic)
+    marked = {"type": "text", "text": "pinned", "cache_control": {"type": "ephemeral"}}
+    context.extend([{"role": "user", "content": [marked]}])
+    for n in range(12):
+        context.push_back({"role": "assistant", "content": [{"type": "text", "text": f"a{n}"}]})
+        context.emplace_message(Message(role=Role.user, content=f"u{n} " + "word " * 400))
+        for stable in (len(context) - 1, len(context)):
+            tail = list(context[stable:])
+            built = context.build_incremental(stable, tail, overlay=[len(tail)])
+            assert dumped(built) == dumped(oracle(context, stable, tail)), (n, stable)
+        assert dumped(context.request()) == dumped(oracle(context, len(context), []))

@@ -153,13 +153,13 @@ class RequestCache:
         prefix's taken from the cache."""
         built, checkpoint = self._compose(source, stable, tail, overlay)
         head = head_blocks(built)
+        offset = len(head)
+        kept = [n for n, b in enumerate(head) if _marked(b.value)]
         messages = built.get(self._key) or []
-        blocks = head
+        blocks = head  # the head's blocks, then the cached prefix's, then the rest's
         blocks.extend(self._blocks[: checkpoint.blocks])
         for m in range(checkpoint.messages, len(messages)):
             blocks.extend(message_blocks(m, messages[m]))
-        offset = len(head)
-        kept = [n for n, b in enumerate(head) if _marked(b.value)]
         kept.extend(offset + n for n in self._kept if n < checkpoint.blocks)
         kept.extend(
             n for n in range(offset + checkpoint.blocks, len(blocks)) if _marked(blocks[n].value)
