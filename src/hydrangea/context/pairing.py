@@ -216,14 +216,22 @@ def pair_items(
     sites: Callable[[NativeContent], tuple[list[CallSite], list[ResultSite]]],
     *,
     by_name: bool = False,
+    counted: Mapping[str, int] | None = None,
 ) -> Pairing:
-    """Pair ``items`` whose calls and results ``sites`` describes (an adapter's ``tool_sites``)."""
+    """Pair ``items`` whose calls and results ``sites`` describes (an adapter's ``tool_sites``).
+
+    ``counted`` continues a history: how many id-less calls of each function name came before
+    ``items``, so their stable ids go on counting from there (the request cache pairs the new
+    items of a long history this way, without the items before them).
+    """
     engine: PairingEngine | None = None  # made at the first call or result: most runs have none
     for index, item in enumerate(items):
         calls, results = sites(item)
         if calls or results:
             if engine is None:
                 engine = PairingEngine(by_name=by_name)
+                if counted:
+                    engine._ordinals.update(counted)
             engine.add(index, calls, results)
     if engine is None:
         return Pairing(calls=(), answer={}, answered={}, unanswered=(), orphans=frozenset())
