@@ -32,9 +32,13 @@ def anchored_life(finished: bool, anchor: AnyContextArea | None) -> AreaLifeStat
     return anchor.life_state
 
 
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+"""``json.dumps(..., ensure_ascii=False, separators=(",", ":"))``, made once."""
+
+
 def native_tokens(item: NativeContent, counter: TokenCounter) -> int:
     """Tokens of ``item``'s compact JSON text (keys, reasoning state and all)."""
-    return counter.count(json.dumps(item, ensure_ascii=False, separators=(",", ":")))
+    return counter.count(_COMPACT.encode(item))
 
 
 def message_tokens(message: Message, counter: TokenCounter) -> int:
