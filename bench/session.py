@@ -31,9 +31,11 @@ subprocess of this script (``--egregore-worker``). Its debug ``print`` output go
 ``/dev/null``. Results: ``bench/results/session.json``.
 
 A session that has not reached its last turn after a CPU budget stops there and the report says
-how far it got (``--long-budget``, 90 s, for the 10,000-turn run, whose turn still grows with the
-history until incremental request building lands; ``--egregore-budget``, 300 s); the
-comparison then covers the turns both reached.
+how far it got (``--long-budget``, 90 s, for the 10,000-turn run; ``--egregore-budget``, 300 s);
+the comparison then covers the turns both reached. What still grows with the history in
+hydrangea's turn is the fresh top-level ``messages`` list of each request (one pointer copy of
+the history: about 4 ns a message on the reference machine), the price of "the top-level lists
+are yours to mutate" (see "What you may mutate" in the providers guide).
 
 Run: ``python bench/session.py [--turns 1000] [--long-turns 10000] [--egregore-turns 1000]``.
 """
