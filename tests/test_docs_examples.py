@@ -2,13 +2,12 @@
 
 Blocks in one page run in order in one module (a page may build on its earlier blocks), compiled
 as a script would be (no ``__future__`` import of this file leaks in), inside a temporary working
-directory. A block right after the line
-``<!-- docs-test: new program -->`` starts a fresh module instead: the cookbook's recipes are
-complete programs each, and this checks that they are. A page whose examples need an optional
-extra that is not installed is not skipped silently: the test fails, because `make test`
-installs every extra. The "Deploying" pages talk to PostgreSQL: they read its URL from
-HYDRANGEA_POSTGRES_DSN, which is set here to a fresh schema of the test session's throwaway
-server.
+directory. A block right after the line ``<!-- docs-test: new program -->`` starts a fresh
+module instead: the cookbook's recipes are complete programs each, and this checks that they
+are. A page whose examples need an optional extra that is not installed is not skipped
+silently: the test fails, because `make test` installs every extra. The "Deploying" pages talk
+to PostgreSQL: they read its URL from HYDRANGEA_POSTGRES_DSN, which is set here to a fresh
+schema of the test session's throwaway server.
 
 The same programs are checked by ``mypy --strict`` with the project's own configuration (the
 strictness of ``mypy --strict src tests``): each program becomes one module in which every line
@@ -53,9 +52,9 @@ def _name(page: Path) -> str:
     return page.relative_to(ROOT).as_posix()
 
 
-def _programs(page: Path) -> list[list[_Block]]:
-    """The page's blocks, split where a block starts a new program."""
-    text = page.read_text(encoding="utf-8")
+def _programs(page: Path | str) -> list[list[_Block]]:
+    """The page's blocks (``page``: a file, or its text), split where a new program starts."""
+    text = page if isinstance(page, str) else page.read_text(encoding="utf-8")
     programs: list[list[_Block]] = []
     for number, match in enumerate(_BLOCK.finditer(text), start=1):
         block = _Block(number, text.count("\n", 0, match.start(1)) + 1, match.group(1))
@@ -70,9 +69,10 @@ def _module(page: Path, program: int) -> str:
     return stem if program == 0 else f"{stem}__{program + 1}"
 
 
-def _module_source(page: Path, blocks: list[_Block]) -> str:
+def _module_source(page: Path | str, blocks: list[_Block]) -> str:
     """The blocks at their own line numbers, every other line of the page left blank."""
-    lines = [""] * page.read_text(encoding="utf-8").count("\n")
+    text = page if isinstance(page, str) else page.read_text(encoding="utf-8")
+    lines = [""] * text.count("\n")
     for block in blocks:
         for offset, code in enumerate(block.code.splitlines()):
             lines[block.first_line - 1 + offset] = code
@@ -84,14 +84,25 @@ def test_docs_have_examples() -> None:
     assert {"docs/en/index.md", "docs/ja/index.md", "README.md"} <= pages
 
 
-def test_new_program_marker_splits_the_cookbook() -> None:
+def test_programs_split_at_the_marker_and_keep_page_lines() -> None:
+    page = "\n".join([
+        "intro", "```python", "a = 1", "```", "```python", "b = a", "```",  # lines 1-7
+        "", _NEW_PROGRAM, "```python", "c = 3", "d = 4", "```", "",  # lines 8-14
+    ])
+    programs = _programs(page)
+    assert [[(b.number, b.first_line) for b in p] for p in programs] == [
+        [(1, 3), (2, 6)], [(3, 11)],
+    ]
+    source = _module_source(page, programs[1]).splitlines()
+    assert (source[10], source[11]) == ("c = 3", "d = 4")
+    assert [n for n, line in enumerate(source, start=1) if line] == [11, 12]
+
+
+def test_every_cookbook_recipe_is_its_own_program() -> None:
+    """The cookbook says each recipe runs as it stands: each is checked so."""
     for lang in ("en", "ja"):
-        page = DOCS / lang / "cookbook.md"
-        programs = _programs(page)
-        assert [[b.number for b in p] for p in programs] == [[1], [2], [3], [4]]
-        text = page.read_text(encoding="utf-8").splitlines()
-        for program in programs:
-            assert text[program[0].first_line - 2].startswith("```python")
+        programs = _programs(DOCS / lang / "cookbook.md")
+        assert len(programs) > 1 and all(len(blocks) == 1 for blocks in programs)
 
 
 @pytest.mark.parametrize("page", _pages(), ids=_name)
@@ -110,6 +121,23 @@ def test_page_examples_run(
             exec(compile(block.code, name, "exec", dont_inherit=True), module.__dict__)
 
 
+# A page the run checks besides the real ones: it must fail, at these lines, for these reasons
+# (the first only under --strict), or the check could be passing because it checks nothing.
+_CANARY = """# canary
+
+```python
+def untyped(value):
+    return value
+```
+
+<!-- docs-test: new program -->
+```python
+count: int = "three"
+```
+"""
+_CANARY_ERRORS = {("docs_canary", 4, "no-untyped-def"), ("docs_canary__2", 10, "assignment")}
+
+
 @dataclass(frozen=True, slots=True)
 class _MypyReport:
     """What one ``mypy --strict`` run over every page said."""
@@ -124,6 +152,10 @@ class _MypyReport:
 def mypy_report(tmp_path_factory: pytest.TempPathFactory) -> _MypyReport:
     folder = tmp_path_factory.mktemp("docs_blocks")
     modules: set[str] = set()
+    for index, blocks in enumerate(_programs(_CANARY)):
+        module = "docs_canary" if index == 0 else f"docs_canary__{index + 1}"
+        modules.add(module)
+        (folder / f"{module}.py").write_text(_module_source(_CANARY, blocks), encoding="utf-8")
     for page in _pages():
         for index, blocks in enumerate(_programs(page)):
             modules.add(_module(page, index))
@@ -163,6 +195,18 @@ def test_mypy_ran_cleanly(mypy_report: _MypyReport) -> None:
         if text.startswith("error")
     ]
     assert (mypy_report.returncode == 1) == bool(errors), mypy_report.output
+
+
+def test_mypy_finds_the_canary_errors(mypy_report: _MypyReport) -> None:
+    """The run rejects a known-bad page, at its page lines, under --strict."""
+    found = {
+        (module, line, text.rsplit("[", 1)[-1].rstrip("]"))
+        for module, entries in mypy_report.by_module.items()
+        if module.startswith("docs_canary")
+        for line, text in entries
+        if text.startswith("error")
+    }
+    assert found == _CANARY_ERRORS, mypy_report.output
 
 
 @pytest.mark.parametrize("page", _pages(), ids=_name)
