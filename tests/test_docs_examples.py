@@ -186,6 +186,12 @@ def mypy_report(tmp_path_factory: pytest.TempPathFactory) -> _MypyReport:
     return _MypyReport(run.returncode, run.stdout + run.stderr, by_module, unattributed)
 
 
+# The first of these runs mypy: quick on the cache `make typecheck` leaves, up to about two
+# minutes on a cold one (a fresh clone running pytest alone), over pytest's default timeout.
+_MYPY_TIMEOUT = pytest.mark.timeout(900)
+
+
+@_MYPY_TIMEOUT
 def test_mypy_ran_cleanly(mypy_report: _MypyReport) -> None:
     """mypy itself worked (exit 0: clean, 1: errors found) and said nothing outside the pages."""
     assert mypy_report.returncode in (0, 1), mypy_report.output
@@ -197,6 +203,7 @@ def test_mypy_ran_cleanly(mypy_report: _MypyReport) -> None:
     assert (mypy_report.returncode == 1) == bool(errors), mypy_report.output
 
 
+@_MYPY_TIMEOUT
 def test_mypy_finds_the_canary_errors(mypy_report: _MypyReport) -> None:
     """The run rejects a known-bad page, at its page lines, under --strict."""
     found = {
@@ -209,6 +216,7 @@ def test_mypy_finds_the_canary_errors(mypy_report: _MypyReport) -> None:
     assert found == _CANARY_ERRORS, mypy_report.output
 
 
+@_MYPY_TIMEOUT
 @pytest.mark.parametrize("page", _pages(), ids=_name)
 def test_page_examples_pass_mypy_strict(page: Path, mypy_report: _MypyReport) -> None:
     findings: list[str] = []
