@@ -214,3 +214,22 @@ def test_caller_breakpoints_in_the_cached_prefix_are_placed_as_from_scratch() ->
             built = context.build_incremental(stable, tail, overlay=[len(tail)])
             assert dumped(built) == dumped(oracle(context, stable, tail)), (n, stable)
         assert dumped(context.request()) == dumped(oracle(context, len(context), []))
+
+
+@pytest.mark.parametrize("gateway", ALL)
+def test_kept_overlay_runs_merge_into_the_turn_before_them_as_the_builder_merges(
+    gateway: GatewayType,
+) -> None:
+    context = Context(gateway)
+    for n in range(3):
+        context.emplace_message(Message(role=Role.user, content=f"u{n}"))
+        context.emplace_message(Message(role=Role.assistant, content=f"a{n}"))
+    context.emplace_message(Message(role=Role.user, content="newest"))
+    notes = [run for run in _pool(gateway) if len(run) == 1][:4]
+    for picks in ([0], [0, 1], [2, 0], [3, 1], [0]):
+        for stable in (len(context) - 1, len(context)):
+            runs = [notes[n] for n in picks]
+            tail = [item for run in runs for item in run] + list(context[stable:])
+            for _ in range(2):
+                built = context.build_incremental(stable, tail, overlay=[len(r) for r in runs])
+                assert dumped(built) == dumped(oracle(context, stable, copy.deepcopy(tail)))

@@ -59,6 +59,7 @@ hidden for a few turns finds them again)."""
 @dataclass(slots=True, eq=False)
 class _Run:
     items: tuple[NativeContent, ...]  # held, so that the ids in the key are not reused
+    joined: list[Any]  # Gemini: parts its first turn adds to the turn before it (merged)
     messages: list[Any]
     used: int
 
@@ -101,7 +102,7 @@ class RequestCache:
         self._blocks: list[Any] = []  # Anthropic: the cached messages' blocks
         self._kept: list[int] = []  # Anthropic: which of them carry a caller's cache_control
         self._alone: dict[str, int] = {}  # anchor role -> how many messages the anchor builds to
-        self._chunks: dict[tuple[int, ...], _Run] = {}  # overlay runs by the ids of their items
+        self._chunks: dict[tuple[object, ...], _Run] = {}  # overlay runs: role before, item ids
         self._requests = 0  # requests built with an overlay
         self.memo: dict[str, Any] = {}
         """Anthropic: the breakpoint placement's memo for this prefix (emptied on a detach)."""
@@ -189,21 +190,19 @@ class RequestCache:
         checkpoint = self._usable(source, stable, tail)
         p = checkpoint.items
         covered = sum(overlay)
-        if p > 0 and 0 < covered <= len(tail):
+        if p > 0 and checkpoint.messages > 0 and 0 < covered <= len(tail):
             head = list(source[p:stable])  # stable items the cache has not taken in yet
-            chunk = self._overlay_messages(tail, overlay) if self._closed(head) else None
-            if chunk is not None:
-                out = self._head_copy()
+            if self._closed(head):
                 messages = self._messages[: checkpoint.messages]  # the one copy of the prefix
                 if head:
-                    messages.extend(self._tail_messages(messages, source[p - 1], head, None)[1])
-                messages.extend(chunk)
-                if covered < len(tail):
-                    remainder = list(tail[covered:])
-                    last = tail[covered - 1]
-                    messages.extend(self._tail_messages(messages, last, remainder, None)[1])
-                out[self._key] = messages
-                return out, checkpoint
+                    self._extend(messages, source[p - 1], head, checkpoint.counted)
+                if self._extend_overlay(messages, tail, overlay):
+                    if covered < len(tail):  # (runs hold no calls: the counts are the prefix's)
+                        remainder = list(tail[covered:])
+                        self._extend(messages, tail[covered - 1], remainder, checkpoint.counted)
+                    out = self._head_copy()
+                    out[self._key] = messages
+                    return out, checkpoint
         rest = [*source[p:stable], *tail]
         if p == 0:
             built = self._adapter.build_request(rest)
@@ -226,14 +225,17 @@ class RequestCache:
         }
 
     def _closed(self, segment: Sequence[NativeContent]) -> bool:
-        """Whether a seam right after ``segment`` (built on its own, after a closed prefix
-        without id-less calls) is exact: as a cache boundary, but for Gemini never (its turns
-        merge across seams and count id-less calls from the start)."""
+        """Whether a seam right after ``segment`` (built on its own, after a closed prefix) is
+        exact: as a cache boundary (no call left open, none without an id, Responses: not
+        ending in reasoning); Gemini: no tool call or result at all (its stable ids count from
+        the start and it pairs by name; the turns merging across a seam are joined by
+        :meth:`_extend`)."""
         gateway = self._adapter.gateway
-        if gateway is GatewayType.gemini:
-            return False
         if not segment:
             return True
+        if gateway is GatewayType.gemini:
+            sites = self._adapter.tool_sites
+            return not any(calls or results for calls, results in map(sites, segment))
         pairing = self._adapter.pairing(segment)
         if pairing.unanswered or any(call.id is None for _, call, _ in pairing.calls):
             return False
@@ -241,37 +243,56 @@ class RequestCache:
             gateway is GatewayType.openai_responses and segment[-1].get("type") == "reasoning"
         )
 
-    def _overlay_messages(
-        self, tail: Sequence[NativeContent], overlay: Sequence[int]
-    ) -> list[Any] | None:
-        """The messages of the overlay runs at the start of ``tail`` (each run's kept while it
-        is the same objects), or ``None`` when a seam after a run is not exact."""
+    def _extend(
+        self,
+        messages: list[Any],
+        last: NativeContent,
+        rest: list[NativeContent],
+        counted: Mapping[str, int] | None,
+    ) -> None:
+        """Append the messages of ``rest`` (sent after ``last``) to ``messages``; Gemini: a
+        first turn that merges into the last message replaces it by the merged turn."""
+        seam, new = self._tail_messages(messages, last, rest, counted)
+        if seam is not None:
+            messages[-1] = seam
+        messages.extend(new)
+
+    def _extend_overlay(
+        self, messages: list[Any], tail: Sequence[NativeContent], overlay: Sequence[int]
+    ) -> bool:
+        """Append the messages of the overlay runs at the start of ``tail`` (each run's kept
+        while it is the same objects after a turn of the same role); ``False`` (``messages``
+        then half extended) when a seam after a run is not exact."""
         kept = self._chunks
         self._requests += 1
         now = self._requests
-        out: list[Any] = []
+        gemini = self._adapter.gateway is GatewayType.gemini
         start = 0
         for length in overlay:
             run = tuple(tail[start : start + length])
             start += length
             if not run:
                 continue
-            key = tuple(map(id, run))  # the kept runs hold their items: ids are not reused
+            # what a run builds to depends only on the role of the turn before it (Gemini)
+            role = str(messages[-1].get("role")) if gemini else ""
+            key = (role, *map(id, run))  # the kept runs hold their items: ids are not reused
             found = kept.get(key)
             if found is None:
                 if not self._closed(run):
-                    return None
-                # no Gemini here: the anchor and the run's messages do not depend on what is
-                # before the run
-                found = _Run(run, self._tail_messages([], run[-1], list(run), None)[1], now)
-                kept[key] = found
+                    return False
+                seam, new = self._tail_messages(messages, run[-1], list(run), None)
+                joined = seam["parts"][len(messages[-1]["parts"]) :] if seam is not None else []
+                found = kept[key] = _Run(run, joined, new, now)
             else:
                 found.used = now
-            out.extend(found.messages)
+            if found.joined:
+                last = messages[-1]
+                messages[-1] = {"role": last["role"], "parts": [*last["parts"], *found.joined]}
+            messages.extend(found.messages)
         if len(kept) > 2 * len(overlay) + _KEPT_RUNS:  # forget runs no recent request used
             for key in [k for k, r in kept.items() if now - r.used > _KEPT_RUNS]:
                 del kept[key]
-        return out
+        return True
 
     def _usable(
         self, source: Sequence[NativeContent], stable: int, tail: Sequence[NativeContent]
