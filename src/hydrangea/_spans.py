@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from hydrangea.context.caching import AnthropicCaching, marker_positions, strip_cache_control
+from hydrangea.context.caching import AnthropicCaching, strip_cache_control
 from hydrangea.gateway import GatewayType
 from hydrangea.tracing import (
     AttributeValue,
@@ -153,24 +153,50 @@ def _same(before: object, now: object) -> bool:
     )
 
 
+def _markers(message: object) -> int:
+    """Anthropic: the blocks of ``message`` that carry a ``cache_control`` breakpoint."""
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, list):
+        return 0
+    return sum(1 for block in content if isinstance(block, dict) and "cache_control" in block)
+
+
+def _head_markers(head: Mapping[str, Any]) -> int:
+    blocks = [*(head.get("tools") or ())]
+    system = head.get("system")
+    if isinstance(system, list):
+        blocks.extend(system)
+    return sum(1 for block in blocks if isinstance(block, dict) and "cache_control" in block)
+
+
 @dataclass(frozen=True, slots=True)
 class _Sent:
-    """A Context's previous request: its head, its messages and their running token sums."""
+    """A Context's previous request: its head and messages, the running token sums of the
+    messages and each message's breakpoints."""
 
     context: object  # held, so its id is not reused while it is remembered
     head: dict[str, Any]
     head_tokens: int
     messages: list[Any]
     sums: list[int]
+    markers: list[int]
+
+
+@dataclass(frozen=True, slots=True)
+class _Reuse:
+    tokens: int
+    predicted: int
+    markers: int
 
 
 _SENT: OrderedDict[int, _Sent] = OrderedDict()
 _SENT_LOCK = threading.Lock()
 
 
-def _reuse(context: Context | None, kwargs: Mapping[str, Any], key: str) -> tuple[int, int]:
-    """The request's estimated tokens, and those of the leading part the previous request
-    built from ``context`` also sent (0 for the first); remembers this one as the previous."""
+def _reuse(context: Context | None, kwargs: Mapping[str, Any], key: str) -> _Reuse:
+    """The request's estimated tokens, those of the leading part the previous request built
+    from ``context`` also sent (0 for the first), and its breakpoints; remembers this request
+    as the previous one. Costs O(messages) identity checks plus the messages not seen before."""
     raw = kwargs.get(key)
     messages: list[Any] = list(raw) if isinstance(raw, list) else []
     head = {k: v for k, v in kwargs.items() if k != key}
@@ -189,14 +215,20 @@ def _reuse(context: Context | None, kwargs: Mapping[str, Any], key: str) -> tupl
     for message in messages[shared:]:
         total += _estimate(message)
         sums.append(total)
+    old = sent.messages if sent is not None else []
+    markers = [
+        sent.markers[n] if sent is not None and n < len(old) and old[n] is message
+        else _markers(message)
+        for n, message in enumerate(messages)
+    ]
     predicted = head_tokens + (sums[shared - 1] if shared else 0) if same_head else 0
     if context is not None:
         with _SENT_LOCK:
-            _SENT[id(context)] = _Sent(context, head, head_tokens, messages, sums)
+            _SENT[id(context)] = _Sent(context, head, head_tokens, messages, sums, markers)
             _SENT.move_to_end(id(context))
             while len(_SENT) > _REMEMBERED:
                 _SENT.popitem(last=False)
-    return head_tokens + total, predicted
+    return _Reuse(head_tokens + total, predicted, _head_markers(head) + sum(markers))
 
 
 def _request_attributes(
@@ -209,7 +241,8 @@ def _request_attributes(
     model: str | None,
 ) -> _Attributes:
     key = _LIST_KEY[gateway]
-    tokens, predicted = _reuse(context, kwargs, key)
+    reuse = _reuse(context, kwargs, key)
+    tokens, predicted = reuse.tokens, reuse.predicted
     named = kwargs.get("model")
     attributes: _Attributes = {
         "gen_ai.operation.name": "chat",
@@ -223,7 +256,7 @@ def _request_attributes(
         "hydrangea.cache.predicted_reuse": predicted / tokens if tokens else 0.0,
     }
     if gateway is GatewayType.anthropic:
-        attributes["hydrangea.cache.breakpoints"] = len(marker_positions(kwargs))
+        attributes["hydrangea.cache.breakpoints"] = reuse.markers
     last = None if context is None else context.usage.last
     if last is not None:
         usage = last.usage
