@@ -312,7 +312,7 @@ def test_a_lifecycle_request_is_a_request_span(
     lifecycle = Lifecycle(context)
     lifecycle.add(Component("remember the units", ttl=5))
     first = lifecycle.render()
-    first.kwargs
+    _ = first.kwargs
     context.emplace_message(Message(role=Role.user, content="and then?"))
     second = lifecycle.render()
     kwargs = second.kwargs
@@ -335,7 +335,7 @@ def test_the_caching_model_names_the_request_model(spans: InMemorySpanExporter) 
     from hydrangea.context.caching import AnthropicCaching
 
     context = conversation(GatewayType.anthropic, 1)
-    Lifecycle(context, caching=AnthropicCaching(model="claude-opus-4-1")).render().kwargs
+    _ = Lifecycle(context, caching=AnthropicCaching(model="claude-opus-4-1")).render().kwargs
     (request,) = named(spans.get_finished_spans(), "hydrangea.request")
     assert attrs(request)["gen_ai.request.model"] == "claude-opus-4-1"
 
@@ -359,7 +359,7 @@ def test_content_stays_off_spans_by_default(
     spans: InMemorySpanExporter, gateway: GatewayType
 ) -> None:
     lifecycle, context = untrusted_session(gateway)
-    lifecycle.render().kwargs
+    _ = lifecycle.render().kwargs
     context.push_back(REPLIES[gateway](f"the model repeats {CANARY}"))
     context.request(model="m")
     finished = spans.get_finished_spans()
@@ -394,8 +394,8 @@ def test_disabled_tracing_records_nothing_and_changes_nothing(
     traced_kwargs = conversation(GatewayType.anthropic, 3).request()
     tracing.configure(enabled=False)
     spans.clear()
-    lifecycle, context = untrusted_session(GatewayType.anthropic)
-    lifecycle.render().kwargs
+    lifecycle, _ = untrusted_session(GatewayType.anthropic)
+    _ = lifecycle.render().kwargs
     quiet_kwargs = conversation(GatewayType.anthropic, 3).request()
     assert spans.get_finished_spans() == ()
     assert quiet_kwargs == traced_kwargs
