@@ -206,3 +206,27 @@ def test_an_async_build_is_one_span_around_the_awaited_work(spans: InMemorySpanE
     result = asyncio.run(_builder(10**9).abuild())
     (build,) = [s for s in spans.get_finished_spans() if s.name == "hydrangea.asof.build"]
     assert dict(build.attributes or {})["hydrangea.items"] == len(result.items)
+
+
+def test_a_provider_of_ones_own_receives_the_spans(spans: InMemorySpanExporter) -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    own = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(own))
+    tracing.configure(tracer_provider=provider)
+    with tracing.span("hydrangea.own"):
+        pass
+    assert [s.name for s in own.get_finished_spans()] == ["hydrangea.own"]
+    assert spans.get_finished_spans() == ()
+    tracing.configure()
+    with tracing.span("hydrangea.global"):
+        pass
+    assert [s.name for s in spans.get_finished_spans()] == ["hydrangea.global"]
+
+
+def test_configure_refuses_what_is_not_a_tracer_provider() -> None:
+    with pytest.raises(HydrangeaError, match="TracerProvider"):
+        tracing.configure(tracer_provider=object())
+    assert tracing.settings() == tracing.TracingSettings()

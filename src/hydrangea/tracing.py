@@ -78,23 +78,36 @@ class _State:
     """The process-wide settings, and the tracer: ``None`` when spans are off (no
     OpenTelemetry, or disabled), a sentinel until the first traced call loads it."""
 
-    __slots__ = ("settings", "tracer")
+    __slots__ = ("provider", "settings", "tracer")
 
     def __init__(self) -> None:
         self.settings = TracingSettings()
         self.tracer: Any = _UNLOADED
+        self.provider: Any = None
 
 
 _STATE = _State()
 
 
-def configure(*, enabled: bool = True, capture_content: bool = False) -> TracingSettings:
-    """Set what the library's spans record, for the whole process; returns the new settings."""
-    if not isinstance(enabled, bool) or not isinstance(capture_content, bool):
-        from hydrangea.errors import InvalidMessageError
+def configure(
+    *, enabled: bool = True, capture_content: bool = False, tracer_provider: Any = None
+) -> TracingSettings:
+    """Set what the library's spans record, for the whole process; returns the new settings.
 
+    ``tracer_provider`` (an OpenTelemetry ``TracerProvider``) is the one the library's tracer
+    comes from; ``None`` (the default) uses OpenTelemetry's global provider.
+    """
+    from hydrangea.errors import InvalidMessageError
+
+    if not isinstance(enabled, bool) or not isinstance(capture_content, bool):
         raise InvalidMessageError("configure() takes booleans for enabled and capture_content")
+    if tracer_provider is not None and not callable(getattr(tracer_provider, "get_tracer", None)):
+        raise InvalidMessageError(
+            f"tracer_provider must be an OpenTelemetry TracerProvider (with get_tracer()), got "
+            f"{type(tracer_provider).__name__}"
+        )
     _STATE.settings = TracingSettings(enabled=enabled, capture_content=capture_content)
+    _STATE.provider = tracer_provider
     _STATE.tracer = _UNLOADED if enabled else None
     return _STATE.settings
 
@@ -113,13 +126,15 @@ def _tracer() -> Any:
 
 
 def _load() -> Any:
+    from hydrangea import __version__
+
+    if _STATE.provider is not None:
+        return _STATE.provider.get_tracer("hydrangea", __version__)
     try:
         trace = importlib.import_module("opentelemetry.trace")
     except ImportError:
         _log.debug("opentelemetry is not installed: hydrangea spans are no-ops")
         return None
-    from hydrangea import __version__
-
     return trace.get_tracer("hydrangea", __version__)
 
 
