@@ -230,3 +230,28 @@ def test_configure_refuses_what_is_not_a_tracer_provider() -> None:
     with pytest.raises(HydrangeaError, match="TracerProvider"):
         tracing.configure(tracer_provider=object())
     assert tracing.settings() == tracing.TracingSettings()
+
+
+def test_the_api_without_an_sdk_costs_no_attributes(spans: InMemorySpanExporter) -> None:
+    from opentelemetry import trace
+
+    calls: list[str] = []
+
+    def after(result: int) -> dict[str, tracing.AttributeValue | None]:
+        calls.append("after")
+        return {}
+
+    @tracing.traced("hydrangea.api_only", after)
+    def work() -> int:
+        calls.append("work")
+        return 1
+
+    tracing._STATE.tracer = trace.NoOpTracer()  # what opentelemetry-api alone hands out
+    assert work() == 1
+    with tracing.span("hydrangea.api_only") as handle:
+        assert not handle.recording
+    assert calls == ["work"]
+    tracing._reset_for_tests()
+    assert work() == 1
+    assert calls == ["work", "work", "after"]
+    assert [s.name for s in spans.get_finished_spans()] == ["hydrangea.api_only"]

@@ -78,12 +78,13 @@ class _State:
     """The process-wide settings, and the tracer: ``None`` when spans are off (no
     OpenTelemetry, or disabled), a sentinel until the first traced call loads it."""
 
-    __slots__ = ("provider", "settings", "tracer")
+    __slots__ = ("provider", "settings", "tracer", "use_span")
 
     def __init__(self) -> None:
         self.settings = TracingSettings()
         self.tracer: Any = _UNLOADED
         self.provider: Any = None
+        self.use_span: Any = None  # opentelemetry.trace.use_span, once loaded
 
 
 _STATE = _State()
@@ -128,14 +129,30 @@ def _tracer() -> Any:
 def _load() -> Any:
     from hydrangea import __version__
 
-    if _STATE.provider is not None:
-        return _STATE.provider.get_tracer("hydrangea", __version__)
     try:
         trace = importlib.import_module("opentelemetry.trace")
     except ImportError:
         _log.debug("opentelemetry is not installed: hydrangea spans are no-ops")
         return None
+    _STATE.use_span = trace.use_span
+    provider = _STATE.provider
+    if provider is not None:
+        return provider.get_tracer("hydrangea", __version__)
     return trace.get_tracer("hydrangea", __version__)
+
+
+def _start(name: str, started: int | None = None) -> Any:
+    """A started span, child of the current one; ``None`` when nothing can record it: spans
+    off, or OpenTelemetry's no-op tracer (the API without an SDK), whose spans carry no valid
+    context. Then nothing more is made: no context is attached, no attribute computed."""
+    tracer = _tracer()
+    if tracer is None:
+        return None
+    live = tracer.start_span(name, start_time=started)
+    if live.get_span_context().is_valid:
+        return live
+    live.end()
+    return None
 
 
 def _reset_for_tests() -> None:
@@ -176,11 +193,11 @@ def span(name: str, attributes: Attributes | None = None) -> Iterator[_Span]:
     re-raised unchanged. For code that runs every turn, prefer :func:`traced`, which costs
     less when spans are off.
     """
-    tracer = _tracer()
-    if tracer is None:
+    live = _start(name)
+    if live is None:
         yield _Span(None)
         return
-    with tracer.start_as_current_span(name) as live:
+    with _STATE.use_span(live, end_on_exit=True):
         handle = _Span(live)
         if attributes:
             handle.set(attributes)
@@ -198,10 +215,9 @@ def record(name: str, started: int, attributes: Attributes) -> None:
     For work that cannot sit inside a ``with`` block (a step of a generator that an async
     driver resumes); the span's parent is the span current at this call.
     """
-    tracer = _tracer()
-    if tracer is None:
+    live = _start(name, started)
+    if live is None:
         return
-    live = tracer.start_span(name, start_time=started)
     if live.is_recording():
         _set(live, attributes)
     live.end()
@@ -209,19 +225,19 @@ def record(name: str, started: int, attributes: Attributes) -> None:
 
 @dataclass(frozen=True, slots=True)
 class _Traced:
-    """What one decorated function records: its span's name and how to compute attributes."""
+    """How one decorated function computes its span's attributes."""
 
-    name: str
     before: Callable[..., object] | None
     after: Callable[..., Attributes] | None
 
     @contextmanager
     def call(
-        self, tracer: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+        self, live: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> Iterator[Callable[[Any], Any]]:
-        """The span of one call, current while the call runs; yields what the caller passes
-        the call's result to (it sets the attributes and returns the result)."""
-        with tracer.start_as_current_span(self.name) as live:
+        """Make ``live`` (from :func:`_start`) current while the call runs and end it after;
+        yields what the caller passes the call's result to (it sets the attributes and returns
+        the result)."""
+        with _STATE.use_span(live, end_on_exit=True):
             after = self.after
             if after is None or not live.is_recording():
                 yield _same
@@ -257,7 +273,7 @@ def traced(
     A coroutine function gets a coroutine wrapper: the span covers the awaited call. An
     exception is recorded on the span and re-raised unchanged.
     """
-    spec = _Traced(name, before, after)
+    spec = _Traced(before, after)
 
     def decorate(function: Callable[_P, _R]) -> Callable[_P, _R]:
         if inspect.iscoroutinefunction(function):
@@ -265,18 +281,18 @@ def traced(
 
             @wraps(function)
             async def awrapper(*args: _P.args, **kwargs: _P.kwargs) -> Any:
-                if _STATE.tracer is None or (tracer := _tracer()) is None:
+                if _STATE.tracer is None or (live := _start(name)) is None:
                     return await coroutine_function(*args, **kwargs)
-                with spec.call(tracer, args, kwargs) as done:
+                with spec.call(live, args, kwargs) as done:
                     return done(await coroutine_function(*args, **kwargs))
 
             return cast("Callable[_P, _R]", awrapper)
 
         @wraps(function)
         def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-            if _STATE.tracer is None or (tracer := _tracer()) is None:
+            if _STATE.tracer is None or (live := _start(name)) is None:
                 return function(*args, **kwargs)
-            with spec.call(tracer, args, kwargs) as done:
+            with spec.call(live, args, kwargs) as done:
                 return cast("_R", done(function(*args, **kwargs)))
 
         return wrapper
