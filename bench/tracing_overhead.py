@@ -1,23 +1,25 @@
 """What the library's spans cost an agent turn when nobody records them.
 
 One agent turn = ``Lifecycle.render()`` + ``request.kwargs`` + ``push_back(reply, route=area)``
-(the route reads the reply back). 1,000 turns per run, on one process, with the variants
-interleaved round after round (the machine is shared: the fastest round of each counts):
+(the route reads the reply back). One session per variant, all in one process; at every turn
+number each session takes its turn, in a rotating order, so the shared machine's noise hits
+them alike. The figure is the median over the turns of (variant's turn / stubbed turn of the
+same number):
 
-* ``stubbed``: the traced methods swapped back for the undecorated functions
-  (``__wrapped__``): the code as it would be without tracing;
+* ``stubbed``: the traced methods' undecorated functions (``__wrapped__``, in subclasses, so no
+  class is patched while the variants take turns): the code as it would be without tracing;
 * ``unavailable``: the state the library is in when OpenTelemetry is not installed (its
   tracer resolved to ``None``; the import is not retried);
 * ``disabled``: OpenTelemetry installed, ``tracing.configure(enabled=False)``;
-* ``api-no-sdk`` (for information): OpenTelemetry's API installed with no SDK provider, so
-  every span is OpenTelemetry's own non-recording span;
+* ``api-no-sdk`` (for information): OpenTelemetry's API with no SDK (its no-op provider):
+  every traced call starts OpenTelemetry's invalid span and attaches nothing;
 * ``recording`` (for information): an SDK provider with an in-memory exporter; attributes
   computed on every span.
 
 The target: ``unavailable`` and ``disabled`` within 1.03x of ``stubbed``.
 
 Run: ``.venv/bin/python bench/tracing_overhead.py [anthropic|openai|...]``
-(writes bench/results/tracing_overhead.json).
+(writes bench/results/tracing_overhead_<gateway>.json).
 """
 
 from __future__ import annotations
@@ -134,31 +136,37 @@ class _StubLifecycle(Lifecycle):
 _kwargs = LifecycleRequest.__dict__["kwargs"].fget.__wrapped__
 
 
-def _enter(name: str, provider: Any) -> None:
-    """Put the process in the variant's tracing state (a few attribute writes)."""
-    match name:
-        case "stubbed" | "disabled":
-            tracing.configure(enabled=False)
-        case "unavailable":
-            tracing.configure()
-            tracing._STATE.tracer = None  # what a failed `import opentelemetry` leaves
-        case "api-no-sdk":
-            tracing.configure()
-            tracing._STATE.tracer = _NOOP
-        case "recording":
-            tracing.configure()
-            tracing._STATE.tracer = provider.get_tracer("hydrangea")
-        case _:
-            raise ValueError(name)
+_STATES: dict[str, tuple[Any, ...]] = {}
+_FIELDS = ("settings", "tracer", "provider", "use_span")
 
 
-def _noop() -> Any:
+def _prepare(provider: Any) -> None:
+    """Configure each variant once through the public API (loading its tracer), and keep the
+    resulting state, so taking turns costs four attribute writes and no reload."""
     from opentelemetry import trace
 
-    return trace.NoOpTracer()
+    setups: dict[str, Callable[[], object]] = {
+        "stubbed": lambda: tracing.configure(enabled=False),
+        "disabled": lambda: tracing.configure(enabled=False),
+        "api-no-sdk": lambda: tracing.configure(tracer_provider=trace.NoOpTracerProvider()),
+        "recording": lambda: tracing.configure(tracer_provider=provider),
+        "unavailable": tracing.configure,
+    }
+    for name, setup in setups.items():
+        setup()
+        tracing._tracer()  # load it
+        if name == "unavailable":
+            tracing._STATE.tracer = None  # what a failed `import opentelemetry` leaves
+        _STATES[name] = tuple(getattr(tracing._STATE, f) for f in _FIELDS)
+    tracing.configure()
 
 
-_NOOP = _noop()
+def _enter(name: str) -> None:
+    """Put the process in the variant's tracing state."""
+    for field, value in zip(_FIELDS, _STATES[name], strict=True):
+        setattr(tracing._STATE, field, value)
+
+
 CALLS_PER_TURN = 3  # Lifecycle.render, CoopContext.render, LifecycleRequest.kwargs
 
 
@@ -194,7 +202,7 @@ def compare(
                 k = turn % len(names)  # and each goes first as often as the others
                 took = {}
                 for name in names[k:] + names[:k]:
-                    _enter(name, provider)
+                    _enter(name)
                     took[name] = sessions[name].turn()
                     spent[name] += took[name]
                 for name in names:
@@ -219,6 +227,7 @@ def main() -> None:
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
+    _prepare(provider)
     off, off_us = compare(gateway, ["stubbed", "unavailable", "disabled"], TURNS, provider)
     on, on_us = compare(gateway, ["stubbed", "api-no-sdk", "recording"], INFO_TURNS, provider)
     assert len(exporter.get_finished_spans()) >= 3 * INFO_TURNS
