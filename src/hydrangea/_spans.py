@@ -1,5 +1,7 @@
 """The library's spans: which calls open one, and the attributes computed for each.
 
+Imported by the modules it decorates, so it imports none of them at load time.
+
 :mod:`hydrangea.tracing` is the mechanism; this module is the one place that knows what a
 render, a collection and a request report, so each call site carries one decorator (or, for
 the collection, one call) and nothing else. Every function here runs only while a span records.
@@ -30,7 +32,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from hydrangea.context.caching import AnthropicCaching, strip_cache_control
 from hydrangea.gateway import GatewayType
 from hydrangea.tracing import (
     AttributeValue,
@@ -42,6 +43,7 @@ from hydrangea.tracing import (
 )
 
 if TYPE_CHECKING:
+    from hydrangea.context.caching import AnthropicCaching
     from hydrangea.context.context import Context
     from hydrangea.coop.coop_context import CoopContext
     from hydrangea.coop.view import CollectionRecord
@@ -148,6 +150,8 @@ def _estimate(value: object) -> int:
 
 def _same(before: object, now: object) -> bool:
     """Whether two parts of a request are the same to a prefix cache (markers aside)."""
+    from hydrangea.context.caching import strip_cache_control
+
     return before is now or before == now or (
         strip_cache_control(before) == strip_cache_control(now)
     )
