@@ -197,10 +197,13 @@ _SENT: OrderedDict[int, _Sent] = OrderedDict()
 _SENT_LOCK = threading.Lock()
 
 
-def _reuse(context: Context | None, kwargs: Mapping[str, Any], key: str) -> _Reuse:
+def _reuse(
+    context: Context | None, kwargs: Mapping[str, Any], key: str, *, anthropic: bool
+) -> _Reuse:
     """The request's estimated tokens, those of the leading part the previous request built
-    from ``context`` also sent (0 for the first), and its breakpoints; remembers this request
-    as the previous one. Costs O(messages) identity checks plus the messages not seen before."""
+    from ``context`` also sent (0 for the first), and (``anthropic``) its breakpoints;
+    remembers this request as the previous one. Costs O(messages) identity checks plus the
+    messages not seen before."""
     raw = kwargs.get(key)
     messages: list[Any] = list(raw) if isinstance(raw, list) else []
     head = {k: v for k, v in kwargs.items() if k != key}
@@ -211,7 +214,7 @@ def _reuse(context: Context | None, kwargs: Mapping[str, Any], key: str) -> _Reu
     shared = 0
     if sent is not None and same_head:
         for before, now in zip(sent.messages, messages, strict=False):
-            if not _same(before, now):
+            if before is not now and not _same(before, now):
                 break
             shared += 1
     sums = sent.sums[:shared] if sent is not None else []
@@ -219,12 +222,13 @@ def _reuse(context: Context | None, kwargs: Mapping[str, Any], key: str) -> _Reu
     for message in messages[shared:]:
         total += _estimate(message)
         sums.append(total)
-    old = sent.messages if sent is not None else []
-    markers = [
-        sent.markers[n] if sent is not None and n < len(old) and old[n] is message
-        else _markers(message)
-        for n, message in enumerate(messages)
-    ]
+    markers: list[int] = []
+    if anthropic:
+        old, counted = (sent.messages, sent.markers) if sent is not None else ([], [])
+        markers = [
+            counted[n] if n < len(old) and old[n] is message else _markers(message)
+            for n, message in enumerate(messages)
+        ]
     predicted = head_tokens + (sums[shared - 1] if shared else 0) if same_head else 0
     if context is not None:
         with _SENT_LOCK:
@@ -232,7 +236,8 @@ def _reuse(context: Context | None, kwargs: Mapping[str, Any], key: str) -> _Reu
             _SENT.move_to_end(id(context))
             while len(_SENT) > _REMEMBERED:
                 _SENT.popitem(last=False)
-    return _Reuse(head_tokens + total, predicted, _head_markers(head) + sum(markers))
+    breakpoints = _head_markers(head) + sum(markers) if anthropic else 0
+    return _Reuse(head_tokens + total, predicted, breakpoints)
 
 
 def _request_attributes(
@@ -245,7 +250,7 @@ def _request_attributes(
     model: str | None,
 ) -> _Attributes:
     key = _LIST_KEY[gateway]
-    reuse = _reuse(context, kwargs, key)
+    reuse = _reuse(context, kwargs, key, anthropic=gateway is GatewayType.anthropic)
     tokens, predicted = reuse.tokens, reuse.predicted
     named = kwargs.get("model")
     attributes: _Attributes = {
