@@ -7,6 +7,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, overload
 
+from hydrangea import _spans
 from hydrangea._saved import check_format, read_text_checked, write_text_atomic
 from hydrangea.context import _json
 from hydrangea.context._compose import compose_request
@@ -303,6 +304,7 @@ class Context(Sequence[NativeContent]):
 
     # -- requests ----------------------------------------------------------------------------
 
+    @_spans.context_request
     def request(
         self,
         items: Sequence[NativeContent] | None = None,
