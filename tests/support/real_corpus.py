@@ -156,10 +156,13 @@ def sse(fixture: Fixture) -> str:
 
 @dataclass(frozen=True)
 class Call:
-    """A client-side tool call in a response: the id to answer it with, and its name."""
+    """A client-side tool call in a response: the id to answer it with, its name, and the id it
+    must carry on the wire (its own; for a Chat call with ``"id": ""``, the documented stable
+    id ``"<name>#<n>"``, n counting the id-less calls of that name)."""
 
     answer_id: str
     name: str
+    wire_id: str = ""
 
 
 def client_calls(fixture: Fixture) -> list[Call]:
@@ -174,9 +177,11 @@ def client_calls(fixture: Fixture) -> list[Call]:
             ]
         case GatewayType.openai:
             message = body["choices"][0]["message"]
+            calls = message.get("tool_calls") or []
+            wire = _chat_wire_ids(calls)
             return [
-                Call(c.get("id") or c["function"]["name"], c["function"]["name"])
-                for c in message.get("tool_calls") or []
+                Call(c.get("id") or c["function"]["name"], c["function"]["name"], ident)
+                for c, ident in zip(calls, wire, strict=True)
             ]
         case GatewayType.openai_responses:
             return [
@@ -193,6 +198,20 @@ def client_calls(fixture: Fixture) -> list[Call]:
                 if function is not None:
                     calls.append(Call(function.get("id") or function["name"], function["name"]))
             return calls
+
+
+def _chat_wire_ids(calls: list[dict[str, Any]]) -> list[str]:
+    """The ids Chat tool calls carry on the wire: an empty id becomes ``"<name>#<n>"``."""
+    counts: dict[str, int] = {}
+    out = []
+    for call in calls:
+        name = call["function"]["name"]
+        if call.get("id"):
+            out.append(call["id"])
+        else:
+            counts[name] = counts.get(name, 0) + 1
+            out.append(f"{name}#{counts[name]}")
+    return out
 
 
 def answers(fixture: Fixture) -> list[tuple[Call, str]]:
@@ -284,6 +303,11 @@ def returned_blocks(fixture: Fixture) -> list[dict[str, Any]]:
         case GatewayType.openai:
             message = body["choices"][0]["message"]
             kept = {k: message[k] for k in ("content", "tool_calls", "refusal") if k in message}
+            if kept.get("tool_calls"):
+                wire = _chat_wire_ids(kept["tool_calls"])
+                kept["tool_calls"] = [
+                    {**c, "id": ident} for c, ident in zip(kept["tool_calls"], wire, strict=True)
+                ]
             return [kept]
 
 

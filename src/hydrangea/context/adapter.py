@@ -31,7 +31,10 @@ class Adapter(ABC):
 
     gateway: ClassVar[GatewayType]
     pairs_by_name: ClassVar[bool] = False
-    """Whether a tool result may name its call by function name (Gemini)."""
+    """Whether a tool result may name a call that has an id by its function name (Gemini)."""
+    has_idless_calls: ClassVar[bool] = False
+    """Whether this gateway's output can hold tool calls without an id (Gemini; Chat Completions
+    from Gemini's OpenAI-compatible endpoint, ``"id": ""``): they read back with stable ids."""
 
     @abstractmethod
     def from_message(self, message: Message) -> list[NativeContent]:

@@ -12,7 +12,8 @@ A boundary is only used when that composition is exact for the gateway:
 
 * the new segment's pairing leaves no call unanswered (so no later result can answer a call of
   the prefix, and no orphan repair of the prefix can change; the still-open tail is repaired
-  per request, for the tail only);
+  per request, for the tail only) and holds no id-less call (Chat ``"id": ""``: its stable id
+  counts the id-less calls from the history's start, which a separately built tail cannot);
 * the prefix holds a non-system item (the leading system run is over);
 * Responses: the prefix does not end with a reasoning item (it is kept only when followed);
 * Gemini: the prefix does not end in a turn of the role the tail starts with (consecutive turns
@@ -233,8 +234,9 @@ class RequestCache:
             return False  # the boundary needs the item after it (Gemini merging) known
         if not (self._non_system or any(item.get("role") != "system" for item in segment)):
             return False
-        if self._adapter.pairing(segment).unanswered:
-            return False
+        pairing = self._adapter.pairing(segment)
+        if pairing.unanswered or any(call.id is None for _, call, _ in pairing.calls):
+            return False  # (an id-less call's stable id counts from the history's start)
         last = source[stable - 1]
         match self._adapter.gateway:
             case GatewayType.openai_responses:
