@@ -29,7 +29,8 @@ def _ids(fixtures: list[Fixture]) -> list[str]:
 
 def _answered(fixture: Fixture, pushed: object) -> Context:
     context = Context(fixture.gateway)
-    context.emplace_message(Message(role=Role.user, content=corpus.PROMPT))
+    if not fixture.replaces_window:  # a compacted window starts a Context (it holds the prompt)
+        context.emplace_message(Message(role=Role.user, content=corpus.PROMPT))
     context.push_back(pushed)
     answers = corpus.answers(fixture)
     if answers:

@@ -55,6 +55,11 @@ class Fixture:
         return "beta=true" in str(self.data.get("uri", ""))
 
     @property
+    def replaces_window(self) -> bool:
+        """A ``/responses/compact`` result: its output is the next request's whole window."""
+        return "response" in self.data and self.response.get("object") == "response.compaction"
+
+    @property
     def nothing_to_send_back(self) -> bool:
         """A blocked or empty output: no content the provider would take back."""
         return bool({"blocked", "empty"} & set(self.categories))
@@ -127,6 +132,8 @@ def minimal_request(gateway: GatewayType) -> dict[str, Any]:
 def sdk_object(fixture: Fixture) -> Any:
     """The SDK's own response object for the recorded body (built by the SDK's client)."""
     with capture_server([(200, fixture.response)]) as server:
+        if fixture.replaces_window:
+            return _openai(server.base_url).responses.compact(model="gpt-test", input=PROMPT)
         return call(fixture, server.base_url, minimal_request(fixture.gateway))
 
 
@@ -297,7 +304,7 @@ def returned_blocks(fixture: Fixture) -> list[dict[str, Any]]:
         case GatewayType.anthropic:
             return list(body["content"])
         case GatewayType.openai_responses:
-            return list(body["output"])
+            return [_as_input(item) for item in body["output"]]
         case GatewayType.gemini:
             return list(body["candidates"][0]["content"]["parts"])
         case GatewayType.openai:
@@ -311,6 +318,24 @@ def returned_blocks(fixture: Fixture) -> list[dict[str, Any]]:
             return [kept]
 
 
+def _as_input(item: dict[str, Any]) -> dict[str, Any]:
+    """A Responses output item as the request must carry it: a ``file_search_call``'s results
+    and a user (system, developer) message with only the fields the SDK's input types declare
+    for them (the API returns more, ``vector_store_id``, the ``id`` of a compacted window's user
+    messages, and refuses input fields outside its schema)."""
+    if item.get("type", "message") == "message" and item.get("role") != "assistant":
+        from openai.types.responses.response_input_item_param import Message
+
+        return {k: v for k, v in item.items() if k in Message.__annotations__}
+    if item.get("type") != "file_search_call" or not isinstance(item.get("results"), list):
+        return item
+    from openai.types.responses.response_file_search_tool_call_param import Result
+
+    allowed = set(Result.__annotations__)
+    results = [{k: v for k, v in r.items() if k in allowed} for r in item["results"]]
+    return {**item, "results": results}
+
+
 def sent_blocks(fixture: Fixture, wire: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The blocks of the model's turn as they stand in the request body ``wire``."""
     match fixture.gateway:
@@ -318,6 +343,8 @@ def sent_blocks(fixture: Fixture, wire: list[dict[str, Any]]) -> list[dict[str, 
             turns = [m for m in wire if m["role"] == "assistant"]
             return [b for m in turns for b in m["content"]]
         case GatewayType.openai_responses:
+            if fixture.replaces_window:  # the window opens the request
+                return wire[: len(fixture.response["output"])]
             ids = {i.get("id") for i in fixture.response["output"]}
             return [i for i in wire if i.get("id") in ids or i.get("role") == "assistant"]
         case GatewayType.gemini:
