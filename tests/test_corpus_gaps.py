@@ -166,7 +166,7 @@ def _chat_histories(draw: st.DrawFn) -> list[dict[str, Any]]:
     counts: dict[str, int] = {}
     for _ in range(draw(st.integers(1, 4))):
         items.append({"role": "user", "content": "go"})
-        calls = []
+        calls: list[tuple[dict[str, Any], str]] = []
         for name in draw(st.lists(_NAMES, min_size=1, max_size=3)):
             serial += 1
             real = draw(st.booleans()) and draw(st.booleans())

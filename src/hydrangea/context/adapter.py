@@ -103,7 +103,9 @@ class Adapter(ABC):
     def check_push(self, history: Sequence[NativeContent], output: object) -> None:
         """Raise if ``output`` cannot follow ``history`` (the Context's items) at all, before
         anything is read. The default accepts everything; the Responses adapter refuses a
-        compacted window after a conversation (:class:`~hydrangea.errors.CompactionPlacementError`)."""
+        compacted window after a conversation
+        (:class:`~hydrangea.errors.CompactionPlacementError`)."""
+        return
 
     def for_other_model(self, item: NativeContent) -> NativeContent | None:
         """``item`` as sent to a model other than the one that produced it: reasoning state

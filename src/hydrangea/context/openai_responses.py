@@ -39,10 +39,10 @@ user message ``"[tool result <call_id>] <output>"`` in its place.
 
 Built-in tool items are sent as stored, with one exception: the entries of a
 ``file_search_call``'s ``results`` are sent with only the fields the Responses input takes for
-them (``attributes``, ``file_id``, ``filename``, ``score``, ``text``; ``ResponseFileSearchToolCallParam``).
-The API returns more in its output (``vector_store_id``) than its input schema declares, and it
-answers an input field outside its schema with ``400 Unknown parameter``. The stored item keeps
-every field byte for byte.
+them (``attributes``, ``file_id``, ``filename``, ``score``, ``text``; the SDK's
+``ResponseFileSearchToolCallParam``). The API returns more in its output (``vector_store_id``)
+than its input schema declares, and it answers an input field outside its schema with ``400
+Unknown parameter``. The stored item keeps every field byte for byte.
 
 The API also rejects a ``reasoning`` item that is not directly followed by the item it led to
 (a message or call of the same turn); such an item (left at the end by the collector, or from a

@@ -3,7 +3,8 @@
 :func:`read_sdk_response` tells which gateway an SDK object belongs to and returns the provider
 JSON it stands for: ``openai`` ``ChatCompletion`` and ``ParsedChatCompletion``
 (``client.chat.completions.parse``), ``Response`` and ``ParsedResponse``
-(``client.responses.parse``), ``CompactedResponse`` (``client.responses.compact``), ``anthropic`` ``Message``, ``ParsedMessage`` and ``BetaMessage``,
+(``client.responses.parse``), ``CompactedResponse`` (``client.responses.compact``),
+``anthropic`` ``Message``, ``ParsedMessage`` and ``BetaMessage``,
 ``google-genai`` ``GenerateContentResponse``. The stream helpers' final objects
 (``get_final_completion()``, ``get_final_response()``, ``get_final_message()``) are instances of
 these classes, so they are read the same way. :func:`stream_event_gateway` recognises one event or
