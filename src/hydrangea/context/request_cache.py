@@ -12,12 +12,16 @@ A boundary is only used when that composition is exact for the gateway:
 
 * the new segment's pairing leaves no call unanswered (so no later result can answer a call of
   the prefix, and no orphan repair of the prefix can change; the still-open tail is repaired
-  per request, for the tail only) and holds no id-less call (Chat ``"id": ""``: its stable id
-  counts the id-less calls from the history's start, which a separately built tail cannot);
+  per request, for the tail only);
 * the prefix holds a non-system item (the leading system run is over);
 * Responses: the prefix does not end with a reasoning item (it is kept only when followed);
-* Gemini: the prefix does not end in a turn of the role the tail starts with (consecutive turns
-  merge); for now it is not cached at all (see `_valid`).
+* a call the provider gave no id has a stable id counted from the history's start: Gemini
+  pairs the new items with the counts of the prefix carried on (``pair_items(counted=)``);
+  the other gateways do not cache past such a call;
+* Gemini merges consecutive turns of one role: a boundary is only kept where the prefix's last
+  turn (as built) and the next item's turn differ in role and the next item has parts; the
+  tail of a request may still merge into the prefix's last turn, which is then rebuilt for that
+  request (the cached turn is not changed).
 
 A detach below the cached prefix cuts the cache back to the last boundary before it.
 Cached messages are built once and shared by every later request (read-only; see "What you may
@@ -26,13 +30,15 @@ mutate" in the providers guide); the request's top-level dict and lists are fres
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, assert_never
 
+from hydrangea.context._gemini_request import build_gemini_request
 from hydrangea.context.adapter import Adapter
 from hydrangea.context.caching import head_blocks, message_blocks
 from hydrangea.context.native import NativeContent
+from hydrangea.context.pairing import Pairing, pair_items
 from hydrangea.gateway import GatewayType
 
 __all__ = ["RequestCache"]
@@ -50,6 +56,7 @@ class _Checkpoint:
     items: int
     messages: int
     blocks: int = 0
+    counted: Mapping[str, int] | None = None  # Gemini: id-less calls per name in the prefix
 
 
 class RequestCache:
@@ -151,7 +158,10 @@ class RequestCache:
             for key, value in self._head.items()
         }
         messages = self._messages[: checkpoint.messages]  # the one copy of the prefix
-        messages.extend(self._tail_messages(source[p - 1], rest))
+        seam, new = self._tail_messages(messages, source[p - 1], rest, checkpoint.counted)
+        if seam is not None:
+            messages[-1] = seam
+        messages.extend(new)
         out[self._key] = messages
         return out, checkpoint
 
@@ -159,12 +169,7 @@ class RequestCache:
         self, source: Sequence[NativeContent], stable: int, tail: Sequence[NativeContent]
     ) -> _Checkpoint:
         for checkpoint in reversed(self._checkpoints):
-            p = checkpoint.items
-            if p > stable:
-                continue
-            if p == 0 or p < stable or self._adapter.gateway is not GatewayType.gemini:
-                return checkpoint
-            if not tail or _gemini_role(tail[0]) != _gemini_role(source[p - 1]):
+            if checkpoint.items <= stable:
                 return checkpoint
         return self._checkpoints[0]
 
@@ -187,20 +192,49 @@ class RequestCache:
 
     # -- internals ---------------------------------------------------------------------------
 
-    def _tail_messages(self, last: NativeContent, rest: list[NativeContent]) -> list[Any]:
-        anchor = self._anchor(last)
-        alone = len(self._adapter.build_request([anchor]).get(self._key) or [])
-        built = self._adapter.build_request([anchor, *rest])
+    def _build(
+        self, items: Sequence[NativeContent], counted: Mapping[str, int] | None
+    ) -> dict[str, Any]:
+        if counted is None:
+            return self._adapter.build_request(items)
+        # Gemini's builder (what ``GeminiAdapter.build_request`` runs) with the prefix's counts
+        return build_gemini_request(items, lambda these: self._pairing(these, counted))
+
+    def _pairing(
+        self, items: Sequence[NativeContent], counted: Mapping[str, int] | None
+    ) -> Pairing:
+        adapter = self._adapter
+        return pair_items(items, adapter.tool_sites, by_name=adapter.pairs_by_name, counted=counted)
+
+    def _tail_messages(
+        self,
+        before: list[Any],
+        last: NativeContent,
+        rest: list[NativeContent],
+        counted: Mapping[str, int] | None,
+    ) -> tuple[Any, list[Any]]:
+        """The messages ``rest`` adds after the cached ``before`` (built from items up to
+        ``last``), and the rebuilt last message of ``before`` if the first of them merges into
+        it (Gemini), else ``None``."""
+        anchor = self._anchor(before, last)
+        alone = len(self._build([anchor], counted).get(self._key) or [])
+        built = self._build([anchor, *rest], counted)
         extra = set(built) - {self._key}
         if extra:  # cannot happen at a valid boundary; keep the builder's word
             raise AssertionError(f"tail build produced {sorted(extra)}")
-        return list(built[self._key])[alone:]
+        messages = list(built[self._key])
+        joined = messages[alone - 1] if alone else None
+        gemini = self._adapter.gateway is GatewayType.gemini
+        if gemini and joined is not None and len(joined["parts"]) > 1:
+            # the tail's first turn merged into the anchor: merge it into the cached turn
+            parts = [*before[-1]["parts"], *joined["parts"][1:]]
+            return {"role": joined["role"], "parts": parts}, messages[alone:]
+        return None, messages[alone:]
 
-    def _anchor(self, last: NativeContent) -> NativeContent:
+    def _anchor(self, before: list[Any], last: NativeContent) -> NativeContent:
         gateway = self._adapter.gateway
         if gateway is GatewayType.gemini:
-            role = "model" if last.get("role") == "model" else "user"
-            return {"role": role, "parts": [{"text": "."}]}
+            return {"role": before[-1]["role"], "parts": [{"text": "."}]}
         if gateway is GatewayType.openai_responses:
             return {"type": "message", "role": "user", "content": "."}
         return {"role": "user", "content": "."}
@@ -210,14 +244,27 @@ class RequestCache:
         if stable <= p:
             return
         segment = list(source[p:stable])
-        if not self._valid(source, p, stable, segment):
+        before = self._checkpoints[-1]
+        pairing = self._pairing(segment, before.counted)
+        if not self._valid(source, stable, segment, pairing):
+            return
+        counted = self._counted(before.counted, pairing)
+        if p == 0:
+            built = self._build(segment, None)
+            new = list(built.get(self._key) or [])
+            last = new[-1] if new else None
+        else:
+            seam, new = self._tail_messages(self._messages, source[p - 1], segment, before.counted)
+            if seam is not None:  # the boundary rules keep turns from merging across it
+                raise AssertionError("a cached Gemini turn merged with the next segment")
+            last = new[-1] if new else self._messages[-1] if self._messages else None
+        if not self._closes(last, source[stable]):
             return
         if p == 0:
-            built = self._adapter.build_request(segment)
             self._head = {k: v for k, v in built.items() if k != self._key}
-            self._messages = list(built.get(self._key) or [])
+            self._messages = new
         else:
-            self._messages.extend(self._tail_messages(source[p - 1], segment))
+            self._messages.extend(new)
         self._non_system = True
         if self._adapter.gateway is GatewayType.anthropic:
             for m in range(self._checkpoints[-1].messages, len(self._messages)):
@@ -225,30 +272,55 @@ class RequestCache:
                     if _marked(block.value):
                         self._kept.append(len(self._blocks))
                     self._blocks.append(block)
-        self._checkpoints.append(_Checkpoint(stable, len(self._messages), len(self._blocks)))
+        self._checkpoints.append(
+            _Checkpoint(stable, len(self._messages), len(self._blocks), counted)
+        )
 
     def _valid(
-        self, source: Sequence[NativeContent], p: int, stable: int, segment: list[NativeContent]
+        self,
+        source: Sequence[NativeContent],
+        stable: int,
+        segment: list[NativeContent],
+        pairing: Pairing,
     ) -> bool:
         if stable >= len(source):
             return False  # the boundary needs the item after it (Gemini merging) known
         if not (self._non_system or any(item.get("role") != "system" for item in segment)):
             return False
-        pairing = self._adapter.pairing(segment)
-        if pairing.unanswered or any(call.id is None for _, call, _ in pairing.calls):
-            return False  # (an id-less call's stable id counts from the history's start)
-        last = source[stable - 1]
+        if pairing.unanswered:
+            return False
         match self._adapter.gateway:
             case GatewayType.openai_responses:
-                return last.get("type") != "reasoning"
+                if source[stable - 1].get("type") == "reasoning":
+                    return False
             case GatewayType.gemini:
-                # Gemini merges consecutive turns and pairs by name and order across the whole
-                # history; a ci-profile property run found a history (a repeated call id after
-                # an empty model turn) where a cached prefix built differently from a fresh
-                # build, so Gemini requests are built from scratch until that case is mended.
-                return False
-            case _:
-                return True
+                return True  # id-less calls are counted on (see `_counted`)
+            case GatewayType.openai | GatewayType.anthropic:
+                pass
+            case unreachable:
+                assert_never(unreachable)
+        return all(call.id is not None for _, call, _ in pairing.calls)
+
+    def _counted(
+        self, before: Mapping[str, int] | None, pairing: Pairing
+    ) -> Mapping[str, int] | None:
+        """Gemini: the id-less calls per function name after the segment ``pairing`` paired."""
+        if self._adapter.gateway is not GatewayType.gemini:
+            return None
+        counted = dict(before or {})
+        for _, call, _ in pairing.calls:
+            if call.id is None:
+                counted[call.name] = counted.get(call.name, 0) + 1
+        return counted
+
+    def _closes(self, last: Any, following: NativeContent) -> bool:
+        """Gemini: the built prefix ends in a turn (``last``) that ``following`` cannot merge
+        into: another role, and ``following`` has parts (an empty turn is left out)."""
+        if self._adapter.gateway is not GatewayType.gemini:
+            return True
+        if last is None or not following.get("parts"):
+            return False
+        return bool(last["role"] != _gemini_role(following))
 
 
 def _marked(value: object) -> bool:
