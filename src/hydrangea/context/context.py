@@ -197,6 +197,7 @@ class Context(Sequence[NativeContent]):
         """
         if isinstance(item, dict | list):
             item = copy_json_value(item, "the pushed output")
+        self._adapter.check_push(self._items, item)
         staged = self._staged_output(self._adapter.from_output(item))
         produced_by = model if model is not None else self._adapter.output_model(item)
         reported = usage_of(self._gateway, item)
