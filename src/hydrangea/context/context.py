@@ -208,6 +208,7 @@ class Context(Sequence[NativeContent]):
         owned = isinstance(item, dict | list)
         if owned:  # checked and copied once; what the adapter reads out of it is ours
             item = copy_json_value(item, "the pushed output")
+        self._adapter.check_push(self._items, item)
         staged = self._staged_output(self._adapter.from_output(item), owned=owned)
         produced_by = model if model is not None else self._adapter.output_model(item)
         reported = usage_of(self._gateway, item)
@@ -282,7 +283,7 @@ class Context(Sequence[NativeContent]):
         return self._messages(start)
 
     def _messages(self, start: int) -> list[Message]:
-        if not self._adapter.pairs_by_name:
+        if not (self._adapter.pairs_by_name or self._adapter.has_idless_calls):
             return messages_of(self._adapter, self._items, start)
         detached = self.detached_from(self._ids_seen)
         self._ids_seen = self.detaches

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import math
-from typing import Any, NoReturn, TypeAlias
+from typing import Any, NoReturn, TypeAlias, TypeVar, cast
 
 from hydrangea.errors import InputTooDeepError, InvalidItemError, UnencodableTextError
 from hydrangea.text import first_unencodable
@@ -192,21 +192,28 @@ def check_json(item: object, where: str = "a native item") -> NativeContent:
 _ATOMS = frozenset({str, int, float, bool, type(None)})
 
 
-def clone_json(value: Any) -> Any:
+_T = TypeVar("_T")
+
+
+def clone_json(value: _T) -> _T:
     """An independent copy of a JSON value, for request builders (no checks: see copy_json).
 
     Plain dicts and lists are copied, plain scalars shared (they are immutable); anything else
     (a caller's own mapping type, say) goes to :func:`copy.deepcopy`. Equal to
     ``copy.deepcopy(value)`` for the acyclic JSON values items are, several times faster.
     """
+    return cast(_T, _clone(value))
+
+
+def _clone(value: Any) -> Any:
     kind = type(value)
     if kind is dict:
         return {
-            key: inner if type(inner) in _ATOMS else clone_json(inner)
+            key: inner if type(inner) in _ATOMS else _clone(inner)
             for key, inner in value.items()
         }
     if kind is list:
-        return [inner if type(inner) in _ATOMS else clone_json(inner) for inner in value]
+        return [inner if type(inner) in _ATOMS else _clone(inner) for inner in value]
     if kind in _ATOMS:
         return value
     return copy.deepcopy(value)

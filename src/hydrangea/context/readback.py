@@ -1,9 +1,10 @@
 """Reading a Context back as generic Messages, routing replies, and model switches.
 
 * :func:`messages_of` turns native items into :class:`~hydrangea.message.Message` s through the
-  adapter's ``to_messages``; id-less tool calls (Gemini) get the stable ids the pairing engine
-  gives them over the whole history (``"<name>#<n>"``, see :mod:`hydrangea.context.pairing`), so
-  a ``ToolResultPart`` built from a call read back answers exactly that call.
+  adapter's ``to_messages``; id-less tool calls (Gemini, and Chat calls with ``"id": ""``) get
+  the stable ids the pairing engine gives them over the whole history (``"<name>#<n>"``, see
+  :mod:`hydrangea.context.pairing`), so a ``ToolResultPart`` built from a call read back answers
+  exactly that call.
 * :func:`reply_of` joins the Messages of one model response into the single assistant reply
   an area's ``route()`` takes.
 * :func:`same_model` and :func:`for_model` decide which stored items were produced by another
@@ -92,7 +93,7 @@ def messages_of(
     """The Messages of ``items[start:]``, with history-wide stable ids for id-less calls
     (counted by ``stable_ids`` when given: the tally that follows ``items``)."""
     ids: dict[int, dict[int, str]] = {}
-    if adapter.pairs_by_name:
+    if adapter.pairs_by_name or adapter.has_idless_calls:
         if stable_ids is not None:
             ids = stable_ids.ids(items, start)
         else:
