@@ -233,3 +233,16 @@ def test_kept_overlay_runs_merge_into_the_turn_before_them_as_the_builder_merges
             for _ in range(2):
                 built = context.build_incremental(stable, tail, overlay=[len(r) for r in runs])
                 assert dumped(built) == dumped(oracle(context, stable, copy.deepcopy(tail)))
+
+
+def test_stable_ids_of_id_less_chat_calls_equal_a_pairing_of_the_whole_history() -> None:
+    context = Context(GatewayType.openai)
+    assert context.adapter.has_idless_calls  # ("id": "" is an id-less call on Chat Completions)
+    call = {"id": "", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    context.emplace_message(Message(role=Role.user, content="go"))
+    for n in range(4):
+        context.push_back({"role": "assistant", "content": None, "tool_calls": [call, call]})
+        if n == 1:
+            context.detach_tail(len(context) - 1)
+    for start in range(len(context) + 1):
+        assert context.messages(start) == _plain_messages(context, start), start
