@@ -251,3 +251,73 @@ def test_minimums_follow_the_documented_table() -> None:
     short = AnthropicCaching(model="claude-haiku-4-5")
     out, _ = cache_anthropic_request(_kwargs(2), caching=short)
     assert _markers(_flat(out)) == [2]  # 1,500 tokens of system: under Haiku 4.5's minimum
+
+
+# -- cut guards: the prefix a collection keeps is cached before the collection ------------------
+
+
+def _entries_read(entries: set[tuple[str, ...]], blocks: list[dict[str, Any]]) -> int:
+    """The oracle's Anthropic read: the longest prefix written at an earlier request's marker
+    that ends among the 20 blocks up to one of this request's markers (in blocks)."""
+    bare = [_bare(b) for b in blocks]
+    best = 0
+    for marker in _markers(blocks):
+        for end in range(marker + 1, max(marker - 19, 0), -1):
+            if tuple(bare[:end]) in entries:
+                best = max(best, end)
+                break
+    return best
+
+
+def _write(entries: set[tuple[str, ...]], blocks: list[dict[str, Any]]) -> None:
+    bare = [_bare(b) for b in blocks]
+    entries.update(tuple(bare[: marker + 1]) for marker in _markers(blocks))
+
+
+def test_a_cut_guard_marks_the_block_before_the_cut() -> None:
+    kwargs = _kwargs(6)  # system (block 0) + six one-block messages (blocks 1-6)
+    out, plan = cache_anthropic_request(kwargs, stable_messages=6, cuts=[3])
+    # message 2 (block 3) is the last before the cut; head 0; anchor 6
+    assert _markers(_flat(out)) == [0, 3, 6] and plan.placed == (0, 3, 6)
+    out, _ = cache_anthropic_request(kwargs, stable_messages=4, cuts=[5, 2])
+    assert _markers(_flat(out)) == [0, 2, 4]  # the cut at 5 lies after the stable history
+    out, _ = cache_anthropic_request(kwargs, stable_messages=6, cuts=[4, 3, 2])
+    assert _markers(_flat(out)) == [0, 3, 4, 6]  # newest guard first, then while room is left
+    assert "cache_control" not in json.dumps(kwargs)
+
+
+def test_the_prefix_before_a_collected_area_is_read_after_the_collection() -> None:
+    context = Context(GatewayType.anthropic)
+    context.emplace_message(Message(role=Role.system, content=SYSTEM))
+    context.emplace_message(Message(role=Role.user, content="the task"))
+    coop = CoopContext(context)
+    lifecycle = Lifecycle(coop)
+    entries: set[tuple[str, ...]] = set()
+    reads: list[int] = []
+
+    def turn() -> list[str]:
+        kwargs = lifecycle.render().kwargs
+        check_anthropic.validate(kwargs)
+        blocks = _flat(kwargs)
+        reads.append(_entries_read(entries, blocks))
+        _write(entries, blocks)
+        return [_bare(b) for b in blocks]
+
+    turn()
+    # a summary region and the segment after it are rendered in the same turn, as a
+    # compacting conversation does: no request ever ends its history at the summary
+    region = Probe("region", [], [["summary 0"]])
+    segment = Probe("segment", [], [["next request"]], promoted=["summary 1"])
+    coop.register(region)
+    coop.register(segment)
+    turn()
+    for n in range(4):
+        context.push_back({"role": "assistant", "content": [{"type": "text", "text": f"r{n}"}]})
+        context.emplace_message(Message(role=Role.user, content=f"tool output {n}"))
+        before = turn()
+    segment.retire()
+    after = turn()
+    assert coop.collections == 1
+    kept = next(n for n, (b, a) in enumerate(zip(before, after, strict=False)) if b != a)
+    assert kept == 3  # system, the task, summary 0
+    assert reads[-1] == kept  # without the guard: 2 (only up to the task)

@@ -15,11 +15,16 @@ message's content blocks. :func:`cache_anthropic_request` places, in this priori
    the lifecycle overlay), always: below the minimum it costs nothing and caches nothing;
 2. a **bridge** within the lookback after the previous request's history anchor, when the new
    anchor is too far from it to find it;
-3. the **head** on the end of tools and system, so a collection that cuts the history keeps it;
-4. a **fallback** within the lookback after the history anchor of the request before that, so a
-   write that never happened (a failed request) does not cost the whole conversation.
+3. a **cut guard** on the last block before the newest place where a later collection may cut
+   the stable history (the start of the newest area of a CoopContext, passed as ``cuts``): the
+   prefix that survives that collection is then already cached when it happens, and the first
+   request after it reads everything before the cut instead of only tools and system;
+4. the **head** on the end of tools and system, so a collection that cuts the history keeps it;
+5. a **fallback** within the lookback after the history anchor of the request before that, so a
+   write that never happened (a failed request) does not cost the whole conversation;
+6. guards for older cut points, while breakpoints remain.
 
-2-4 are skipped when their prefix is shorter than the model's minimum. Breakpoints the caller
+2-6 are skipped when their prefix is shorter than the model's minimum. Breakpoints the caller
 set are kept and counted. Nothing is ever placed after the stable history, and the input is
 never changed: marked blocks (and the lists and messages holding them) are shallow copies.
 """
@@ -254,16 +259,22 @@ def cache_anthropic_request(
     stable_messages: int | None = None,
     earlier: Sequence[int] = (),
     caching: AnthropicCaching | None = None,
-    blocks: list[_Block] | None = None,
+    blocks: Sequence[_Block] | None = None,
     kept: tuple[int, ...] | None = None,
     memo: dict[str, Any] | None = None,
+    cuts: Sequence[int] = (),
+    owned: bool = False,
 ) -> tuple[dict[str, Any], BreakpointPlan]:
     """``kwargs`` with breakpoints placed, and where they are.
 
     ``stable_messages`` is how many leading messages belong to the stable history (``None``:
     all of them); tools and system always do. ``earlier`` holds the ``stable_messages`` of the
     previous requests of the session, newest first, where their history anchors were (only
-    those whose messages this request still starts with). The input is not changed.
+    those whose messages this request still starts with). ``cuts`` holds message counts where
+    a later collection may cut the stable history, newest first (a cut guard goes on the last
+    block before each, while breakpoints remain). The input is not changed, unless ``owned``
+    says the caller owns the top-level lists of ``kwargs`` (a request built fresh for this
+    call): marked entries are then replaced in those lists instead of copies of them.
     ``blocks`` and ``kept`` (the blocks and the positions of caller markers, as computed here)
     may be passed by a caller that keeps them for an unchanged prefix, with a ``memo`` dict
     (kept by that caller, emptied when its prefix changes) for the token estimate of the
@@ -315,12 +326,22 @@ def cache_anthropic_request(
             return None
         return _first_markable(blocks, target, min(target + LOOKBACK_BLOCKS, anchor + 1))
 
+    guards = [
+        guard
+        for cut in cuts
+        if 0 <= cut <= stable
+        and (guard := _last_markable(blocks, 0, _section_end(blocks, cut))) is not None
+    ]
     add(anchor, check_minimum=False)
     if targets:
         add(bridge(targets[0]), check_minimum=True)
+    if guards:
+        add(guards[0], check_minimum=True)
     add(head, check_minimum=True)
     if len(targets) > 1:
         add(bridge(targets[1]), check_minimum=True)
+    for guard in guards[1:]:
+        add(guard, check_minimum=True)
     plan = BreakpointPlan(kept, tuple(sorted(placed)), stable_end, anchor)
     markers: dict[int, object] = {}
     for n in kept:
@@ -328,10 +349,10 @@ def cache_anthropic_request(
         markers[n] = value.get("cache_control") if isinstance(value, dict) else None
     markers.update((n, caching.marker) for n in plan.placed)
     _check_ttl_order([markers[n] for n in sorted(markers)], sorted(markers))
-    return _apply(kwargs, blocks, plan.placed, caching.marker), plan
+    return _apply(kwargs, blocks, plan.placed, caching.marker, owned=owned), plan
 
 
-def _section_end(blocks: list[_Block], messages: int) -> int:
+def _section_end(blocks: Sequence[_Block], messages: int) -> int:
     """The number of blocks before message ``messages`` (tools and system included)."""
     head = 0
     while head < len(blocks) and blocks[head].section != "messages":
@@ -340,7 +361,7 @@ def _section_end(blocks: list[_Block], messages: int) -> int:
 
 
 def _prefix_tokens(
-    blocks: list[_Block], end: int, count: Callable[[str], int], enough: int
+    blocks: Sequence[_Block], end: int, count: Callable[[str], int], enough: int
 ) -> list[int]:
     """Estimated tokens up to each block; counting stops once ``enough`` is reached (later
     prefixes are only longer), so a long conversation costs O(blocks up to the minimum)."""
@@ -355,7 +376,7 @@ def _prefix_tokens(
 
 
 def _memo_prefix_tokens(
-    blocks: list[_Block],
+    blocks: Sequence[_Block],
     end: int,
     count: Callable[[str], int],
     enough: int,
@@ -380,14 +401,14 @@ def _memo_prefix_tokens(
     return out
 
 
-def _last_markable(blocks: list[_Block], start: int, stop: int) -> int | None:
+def _last_markable(blocks: Sequence[_Block], start: int, stop: int) -> int | None:
     for n in range(stop - 1, start - 1, -1):
         if _markable(blocks[n].value, blocks[n].section):
             return n
     return None
 
 
-def _first_markable(blocks: list[_Block], start: int, stop: int) -> int | None:
+def _first_markable(blocks: Sequence[_Block], start: int, stop: int) -> int | None:
     for n in range(start, stop):
         if _markable(blocks[n].value, blocks[n].section):
             return n
@@ -395,20 +416,34 @@ def _first_markable(blocks: list[_Block], start: int, stop: int) -> int | None:
 
 
 def _apply(
-    kwargs: Mapping[str, Any], blocks: list[_Block], placed: Sequence[int], marker: dict[str, str]
+    kwargs: Mapping[str, Any],
+    blocks: Sequence[_Block],
+    placed: Sequence[int],
+    marker: dict[str, str],
+    *,
+    owned: bool = False,
 ) -> dict[str, Any]:
     out = dict(kwargs)
     copied: dict[str, list[Any]] = {}
     message_lists: dict[int, list[Any]] = {}
+
+    def fresh(key: str) -> list[Any]:
+        listed = kwargs[key]
+        return listed if owned and isinstance(listed, list) else list(listed)
+
     for position in placed:
         block = blocks[position]
         assert isinstance(block.value, dict)
         marked = {**block.value, "cache_control": dict(marker)}
         if block.section != "messages":
-            target = copied.setdefault(block.section, list(kwargs[block.section]))
+            target = copied.get(block.section)
+            if target is None:
+                target = copied[block.section] = fresh(block.section)
             target[block.outer] = marked
             continue
-        messages = copied.setdefault("messages", list(kwargs["messages"]))
+        messages = copied.get("messages")
+        if messages is None:
+            messages = copied["messages"] = fresh("messages")
         content = message_lists.get(block.outer)
         if content is None:
             content = message_lists[block.outer] = list(messages[block.outer]["content"])
@@ -455,8 +490,9 @@ def cached_anthropic_kwargs(
     boundaries: MutableMapping[int, int] | None = None,
     built: dict[str, Any] | None = None,
     shared_of: Callable[[int], int] | None = None,
-    blocks: tuple[list[Any], tuple[int, ...]] | None = None,
+    blocks: tuple[Sequence[Any], tuple[int, ...]] | None = None,
     memo: dict[str, Any] | None = None,
+    cut_items: Sequence[int] = (),
 ) -> dict[str, Any]:
     """Build the request for ``items`` and place its breakpoints.
 
@@ -467,7 +503,10 @@ def cached_anthropic_kwargs(
     ``boundaries`` mapping (item count to message count, kept while those items do not change)
     to build each boundary once per session. ``built`` (the request already built for
     ``items``) and ``shared_of`` (boundary to shared message count) let an incremental builder
-    (:mod:`hydrangea.context.request_cache`) skip both builds.
+    (:mod:`hydrangea.context.request_cache`) skip both builds; a ``built`` request is the
+    caller's own (its top-level lists are marked in place). ``cut_items`` are item counts where
+    a later collection may cut the stable history, newest first (cut guards, see
+    :func:`cache_anthropic_request`).
     """
     kwargs = adapter.build_request(items) if built is None else built
     caching = caching or AnthropicCaching()
@@ -498,9 +537,10 @@ def cached_anthropic_kwargs(
 
     stable_messages = shared(stable)
     earlier = [shared(n) for n in earlier_items[:2] if 0 < n <= stable]
+    cuts = [shared(n) for n in cut_items[:MAX_BREAKPOINTS] if 0 < n <= stable]
     out, _ = cache_anthropic_request(
         kwargs, stable_messages=stable_messages, earlier=earlier, caching=caching,
         blocks=None if blocks is None else blocks[0], kept=None if blocks is None else blocks[1],
-        memo=memo,
+        memo=memo, cuts=cuts, owned=built is not None,
     )
     return out

@@ -330,13 +330,15 @@ class Context(Sequence[NativeContent]):
         *,
         earlier: Sequence[int] = (),
         caching: AnthropicCaching | None = None,
+        cuts: Sequence[int] = (),
     ) -> dict[str, Any]:
         """The builder's request for the first ``stable`` items followed by ``tail``.
 
         Built from this Context's request cache (:mod:`hydrangea.context.request_cache`): the
         cost is the items since the last closed prefix plus ``tail``, not the history. On
         Anthropic, breakpoints are placed (``stable`` is the stable history, ``earlier`` the
-        previous requests' ones) unless ``caching`` opts out. The top-level dict and lists are
+        previous requests' ones, ``cuts`` where a later collection may cut the history)
+        unless ``caching`` opts out. The top-level dict and lists are
         fresh; the message dicts are shared with other requests (read-only).
         """
         if not 0 <= stable <= len(self._items):
@@ -349,7 +351,7 @@ class Context(Sequence[NativeContent]):
         return cached_anthropic_kwargs(
             self._adapter, _Sized(stable + len(tail)), stable_items=stable,
             earlier_items=earlier, caching=caching, built=built, blocks=(blocks, kept),
-            memo=cache.memo,
+            memo=cache.memo, cut_items=cuts,
             shared_of=lambda boundary: cache.shared_messages(self._items, boundary, built),
         )
 
