@@ -485,6 +485,7 @@ def test_anthropic_breakpoints_read_every_prefix_an_earlier_request_sent(
     # earlier prefix would give it (the oracle below), checkpoints and rollups included.
     renderer = Renderer(LocalApproxCounter(), GatewayType.anthropic)
     strategy = _library(session, renderer, _BUDGET, LibrarySetting(2_500, 3_000))
+    assert isinstance(strategy, LibraryStrategy)
     requests = _run(strategy, session, renderer)
     rules = AnthropicRules()
     rules.reset()
