@@ -35,7 +35,7 @@ import json
 from bisect import bisect_left
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, get_args
+from typing import Any, Literal, Protocol, get_args, overload
 
 from hydrangea.context.adapter import Adapter
 from hydrangea.context.native import NativeContent
@@ -195,6 +195,51 @@ class _Block:
     outer: int  # index of the tool, system block or message
     inner: int  # index of the block inside the message (-1 otherwise)
     value: object
+
+
+class BlockView(Sequence[_Block]):
+    """``head + cached[:count] + rest`` as one sequence of blocks, without copying ``cached``.
+
+    For a caller that keeps the blocks of an unchanged prefix
+    (:mod:`hydrangea.context.request_cache`): ``cached`` is its own list, read only while the
+    view is in use. The first :attr:`fixed` blocks (head and cached) hold the same values for as
+    long as the caller keeps the placement ``memo`` it passes with them.
+    """
+
+    __slots__ = ("_cached", "_count", "_head", "_rest", "_start")
+
+    def __init__(
+        self, head: list[_Block], cached: list[_Block], count: int, rest: list[_Block]
+    ) -> None:
+        self._head = head
+        self._cached = cached
+        self._count = count
+        self._rest = rest
+        self._start = len(head) + count
+
+    @property
+    def fixed(self) -> int:
+        """How many leading blocks come from the head and the cached prefix (0 without one)."""
+        return self._start if self._count else 0
+
+    def __len__(self) -> int:
+        return self._start + len(self._rest)
+
+    @overload
+    def __getitem__(self, index: int) -> _Block: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[_Block]: ...
+    def __getitem__(self, index: int | slice) -> _Block | list[_Block]:
+        if isinstance(index, slice):
+            return [self[n] for n in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        if index >= self._start:
+            return self._rest[index - self._start]
+        head = len(self._head)
+        return self._head[index] if index < head else self._cached[index - head]
 
 
 def request_blocks(kwargs: Mapping[str, Any]) -> list[object]:
@@ -384,20 +429,24 @@ def _memo_prefix_tokens(
     memo: dict[str, Any] | None,
     counter_key: object,
 ) -> list[int]:
-    """:func:`_prefix_tokens`, reused while the blocks it counted are the same objects."""
+    """:func:`_prefix_tokens`, reused while the blocks it counted are the same objects (those
+    of a :class:`BlockView`'s fixed part are, for as long as its caller keeps ``memo``)."""
     hit = None if memo is None else memo.get("tokens")
+    fixed = blocks.fixed if isinstance(blocks, BlockView) else 0
     if hit is not None:
-        counter, minimum, values, out = hit
+        counter, minimum, values, out, fixed_then = hit
+        trusted = min(fixed, fixed_then)  # fixed when stored and now: unchanged since
         if (
             counter is counter_key
             and minimum == enough
             and len(values) <= end
-            and all(blocks[n].value is value for n, value in enumerate(values))
+            and all(blocks[n].value is values[n] for n in range(trusted, len(values)))
         ):
             return list(out)
     out = _prefix_tokens(blocks, end, count, enough)
     if memo is not None and out and out[-1] >= enough:
-        memo["tokens"] = (counter_key, enough, [blocks[n].value for n in range(len(out))], out)
+        values = [blocks[n].value for n in range(len(out))]
+        memo["tokens"] = (counter_key, enough, values, out, fixed)
     return out
 
 

@@ -25,12 +25,13 @@ mutate" in the providers guide); the request's top-level dict and lists are fres
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from hydrangea.context.adapter import Adapter
-from hydrangea.context.caching import head_blocks, message_blocks
+from hydrangea.context.caching import BlockView, head_blocks, message_blocks
 from hydrangea.context.native import NativeContent
 from hydrangea.gateway import GatewayType
 
@@ -56,6 +57,7 @@ class RequestCache:
 
     __slots__ = (
         "_adapter",
+        "_alone",
         "_blocks",
         "_checkpoints",
         "_head",
@@ -77,6 +79,7 @@ class RequestCache:
         self._seen = 0
         self._blocks: list[Any] = []  # Anthropic: the cached messages' blocks
         self._kept: list[int] = []  # Anthropic: which of them carry a caller's cache_control
+        self._alone: dict[str, int] = {}  # messages of each anchor built alone
         self.memo: dict[str, Any] = {}
         """Anthropic: the breakpoint placement's memo for this prefix (emptied on a detach)."""
 
@@ -114,29 +117,29 @@ class RequestCache:
 
     def build_with_blocks(
         self, source: Sequence[NativeContent], stable: int, tail: Sequence[NativeContent]
-    ) -> tuple[dict[str, Any], list[Any], tuple[int, ...]]:
+    ) -> tuple[dict[str, Any], Sequence[Any], tuple[int, ...]]:
         """Anthropic: :meth:`build`, with the request's blocks and caller-marker positions as
         :func:`~hydrangea.context.caching.cache_anthropic_request` computes them, the cached
-        prefix's taken from the cache."""
+        prefix's taken from the cache. The blocks are a view of the cache's own (read them
+        before the next call of this cache), so the cost does not grow with the prefix."""
         built, checkpoint = self._compose(source, stable, tail)
         head = head_blocks(built)
         messages = built.get(self._key) or []
-        blocks = head
-        blocks.extend(self._blocks[: checkpoint.blocks])
+        rest: list[Any] = []
         for m in range(checkpoint.messages, len(messages)):
-            blocks.extend(message_blocks(m, messages[m]))
+            rest.extend(message_blocks(m, messages[m]))
         offset = len(head)
         kept = [n for n, b in enumerate(head) if _marked(b.value)]
         kept.extend(offset + n for n in self._kept if n < checkpoint.blocks)
-        kept.extend(
-            n for n in range(offset + checkpoint.blocks, len(blocks)) if _marked(blocks[n].value)
-        )
-        return built, blocks, tuple(kept)
+        start = offset + checkpoint.blocks
+        kept.extend(start + n for n, block in enumerate(rest) if _marked(block.value))
+        return built, BlockView(head, self._blocks, checkpoint.blocks, rest), tuple(kept)
 
     def _compose(
         self, source: Sequence[NativeContent], stable: int, tail: Sequence[NativeContent]
     ) -> tuple[dict[str, Any], _Checkpoint]:
-        self._advance(source, min(stable, len(source) - 1))
+        anthropic = self._adapter.gateway is GatewayType.anthropic
+        self._advance(source, stable if anthropic else min(stable, len(source) - 1))
         checkpoint = self._usable(source, stable, tail)
         p = checkpoint.items
         rest = [*source[p:stable], *tail]
@@ -170,25 +173,44 @@ class RequestCache:
     def shared_messages(
         self, source: Sequence[NativeContent], boundary: int, full: dict[str, Any]
     ) -> int:
-        """How many leading messages of ``full`` the request of ``source[:boundary]`` shares."""
-        prefix = self.build(source, boundary, ())[self._key]
+        """How many leading messages of ``full`` the request of ``source[:boundary]`` shares.
+
+        The cached messages up to the last checkpoint at or before ``boundary`` are shared by
+        construction; only the items after it are built (none at a checkpoint)."""
         messages = full.get(self._key) or []
-        count = 0
-        for checkpoint in reversed(self._checkpoints):
-            if checkpoint.items <= boundary:
-                count = min(checkpoint.messages, len(prefix), len(messages))
-                break
-        for before, now in zip(prefix[count:], messages[count:], strict=False):
+        shared: dict[int, int] = self.memo.setdefault("shared", {})
+        hit = shared.get(boundary)
+        if hit is not None:
+            return min(hit, len(messages))
+        at = bisect_right(self._checkpoints, boundary, key=lambda c: c.items) - 1
+        checkpoint = self._checkpoints[max(at, 0)]
+        count = min(checkpoint.messages, len(messages))
+        p = checkpoint.items
+        if p == boundary or count < checkpoint.messages:
+            return count
+        rest = list(source[p:boundary])
+        if p == 0:
+            tail = list(self._adapter.build_request(rest).get(self._key) or [])
+        else:
+            tail = self._tail_messages(source[p - 1], rest)
+        for before, now in zip(tail, messages[count:], strict=False):
             if before is not now and before != now:
                 break
             count += 1
+        if boundary < self.prefix and count < len(messages):
+            # inside the closed prefix the answer no longer depends on the request's tail
+            shared[boundary] = count
         return count
 
     # -- internals ---------------------------------------------------------------------------
 
     def _tail_messages(self, last: NativeContent, rest: list[NativeContent]) -> list[Any]:
         anchor = self._anchor(last)
-        alone = len(self._adapter.build_request([anchor]).get(self._key) or [])
+        role = str(anchor.get("role"))
+        alone = self._alone.get(role)
+        if alone is None:
+            alone = len(self._adapter.build_request([anchor]).get(self._key) or [])
+            self._alone[role] = alone
         built = self._adapter.build_request([anchor, *rest])
         extra = set(built) - {self._key}
         if extra:  # cannot happen at a valid boundary; keep the builder's word
@@ -229,8 +251,10 @@ class RequestCache:
     def _valid(
         self, source: Sequence[NativeContent], p: int, stable: int, segment: list[NativeContent]
     ) -> bool:
-        if stable >= len(source):
-            return False  # the boundary needs the item after it (Gemini merging) known
+        if stable >= len(source) and self._adapter.gateway is not GatewayType.anthropic:
+            # the boundary needs the item after it (Gemini merging) known; Anthropic's builder
+            # merges no turns, so the items' own request is a prefix of every longer one's
+            return False
         if not (self._non_system or any(item.get("role") != "system" for item in segment)):
             return False
         if self._adapter.pairing(segment).unanswered:
