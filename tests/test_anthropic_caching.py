@@ -19,6 +19,8 @@ from hypothesis import strategies as st
 from hydrangea.context import Context
 from hydrangea.context.caching import (
     AnthropicCaching,
+    BlockView,
+    _Block,
     cache_anthropic_request,
     minimum_cacheable_tokens,
 )
@@ -321,3 +323,37 @@ def test_the_prefix_before_a_collected_area_is_read_after_the_collection() -> No
     kept = next(n for n, (b, a) in enumerate(zip(before, after, strict=False)) if b != a)
     assert kept == 3  # system, the task, summary 0
     assert reads[-1] == kept  # without the guard: 2 (only up to the task)
+
+
+# -- the block view of a cached prefix -------------------------------------------------------
+
+
+@given(
+    st.integers(0, 3),
+    st.lists(st.integers(1, 3), max_size=8),
+    st.integers(0, 8),
+    st.lists(st.integers(1, 3), max_size=5),
+)
+def test_a_block_view_reads_like_the_concatenated_list(
+    head_size: int, cached_sizes: list[int], cut: int, rest_sizes: list[int]
+) -> None:
+    # oracle: the plain list head + cached blocks of the first ``cut`` messages + rest
+    head = [_Block("system", n, -1, {"system": n}) for n in range(head_size)]
+    cached = [_Block("messages", m, b, {"m": m, "b": b})
+              for m, size in enumerate(cached_sizes) for b in range(size)]
+    cut = min(cut, len(cached_sizes))
+    count = sum(cached_sizes[:cut])
+    rest = [_Block("messages", cut + m, b, {"m": cut + m, "b": b})
+            for m, size in enumerate(rest_sizes) for b in range(size)]
+    flat = head + cached[:count] + rest
+    view = BlockView(head, cached, count, rest)
+    assert len(view) == len(flat)
+    assert all(view[n] is flat[n] for n in range(-len(flat), len(flat)))
+    assert view[:] == flat
+    with pytest.raises(IndexError):
+        view[len(flat)]
+    for messages in range(cut + len(rest_sizes) + 2):
+        first = next((n for n, b in enumerate(flat) if b.section == "messages"
+                      and b.outer >= messages), len(flat))
+        assert view.section_end(messages) == first
+    assert view.fixed == (head_size + count if count else 0)

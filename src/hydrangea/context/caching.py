@@ -35,6 +35,7 @@ import json
 from bisect import bisect_left
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any, Literal, Protocol, get_args, overload
 
 from hydrangea.context.adapter import Adapter
@@ -222,6 +223,13 @@ class BlockView(Sequence[_Block]):
         """How many leading blocks come from the head and the cached prefix (0 without one)."""
         return self._start if self._count else 0
 
+    def section_end(self, messages: int) -> int:
+        """The number of blocks before message ``messages`` (see :func:`request_blocks`)."""
+        count = self._count
+        if count and messages <= self._cached[count - 1].outer:
+            return len(self._head) + bisect_left(self._cached, messages, 0, count, key=_OUTER)
+        return self._start + bisect_left(self._rest, messages, key=_OUTER)
+
     def __len__(self) -> int:
         return self._start + len(self._rest)
 
@@ -232,14 +240,15 @@ class BlockView(Sequence[_Block]):
     def __getitem__(self, index: int | slice) -> _Block | list[_Block]:
         if isinstance(index, slice):
             return [self[n] for n in range(*index.indices(len(self)))]
-        if index < 0:
-            index += len(self)
-        if not 0 <= index < len(self):
-            raise IndexError(index)
         if index >= self._start:
             return self._rest[index - self._start]
+        if index < 0:
+            return self[index + len(self)] if index >= -len(self) else self._rest[index]
         head = len(self._head)
         return self._head[index] if index < head else self._cached[index - head]
+
+
+_OUTER = attrgetter("outer")
 
 
 def request_blocks(kwargs: Mapping[str, Any]) -> list[object]:
@@ -358,10 +367,23 @@ def cache_anthropic_request(
         chosen.add(position)
         placed.append(position)
 
+    last: dict[int, int | None] = {} if memo is None else memo.setdefault("last", {})
+    fixed = blocks.fixed if isinstance(blocks, BlockView) else 0
+
+    def last_before(messages: int) -> int | None:
+        """The last markable block before message ``messages`` (memoized in the fixed part)."""
+        if messages in last:
+            return last[messages]
+        end = _section_end(blocks, messages)
+        found = _last_markable(blocks, 0, end)
+        if end <= fixed:
+            last[messages] = found
+        return found
+
     anchor = _last_markable(blocks, 0, stable_end)
     head_end = _section_end(blocks, 0)
     head = _last_markable(blocks, 0, min(head_end, stable_end))
-    targets = [_last_markable(blocks, 0, _section_end(blocks, m)) for m in earlier[:2]]
+    targets = [last_before(m) for m in earlier[:2]]
 
     def bridge(target: int | None) -> int | None:
         """A markable block within the lookback after ``target``, unless one is chosen."""
@@ -372,10 +394,7 @@ def cache_anthropic_request(
         return _first_markable(blocks, target, min(target + LOOKBACK_BLOCKS, anchor + 1))
 
     guards = [
-        guard
-        for cut in cuts
-        if 0 <= cut <= stable
-        and (guard := _last_markable(blocks, 0, _section_end(blocks, cut))) is not None
+        guard for cut in cuts if 0 <= cut <= stable and (guard := last_before(cut)) is not None
     ]
     add(anchor, check_minimum=False)
     if targets:
@@ -399,6 +418,8 @@ def cache_anthropic_request(
 
 def _section_end(blocks: Sequence[_Block], messages: int) -> int:
     """The number of blocks before message ``messages`` (tools and system included)."""
+    if isinstance(blocks, BlockView):
+        return blocks.section_end(messages)
     head = 0
     while head < len(blocks) and blocks[head].section != "messages":
         head += 1  # tools and system: a few blocks

@@ -345,7 +345,7 @@ class Context(Sequence[NativeContent]):
             raise IndexError(f"stable {stable} is outside 0..{len(self._items)}")
         cache = self._requests
         cache.sync(self.detached_from(cache.seen), self.detaches)
-        if self._gateway is not GatewayType.anthropic:
+        if self._gateway is not GatewayType.anthropic or (caching and not caching.enabled):
             return cache.build(self._items, stable, tail)
         built, blocks, kept = cache.build_with_blocks(self._items, stable, tail)
         return cached_anthropic_kwargs(

@@ -28,6 +28,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
 from hydrangea.context.adapter import Adapter
@@ -182,7 +183,7 @@ class RequestCache:
         hit = shared.get(boundary)
         if hit is not None:
             return min(hit, len(messages))
-        at = bisect_right(self._checkpoints, boundary, key=lambda c: c.items) - 1
+        at = bisect_right(self._checkpoints, boundary, key=_ITEMS) - 1
         checkpoint = self._checkpoints[max(at, 0)]
         count = min(checkpoint.messages, len(messages))
         p = checkpoint.items
@@ -271,6 +272,9 @@ class RequestCache:
                 return False
             case _:
                 return True
+
+
+_ITEMS = attrgetter("items")
 
 
 def _marked(value: object) -> bool:
