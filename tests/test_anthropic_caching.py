@@ -21,6 +21,7 @@ from hydrangea.context.caching import (
     AnthropicCaching,
     BlockView,
     _Block,
+    _memo_prefix_tokens,
     cache_anthropic_request,
     minimum_cacheable_tokens,
 )
@@ -357,3 +358,39 @@ def test_a_block_view_reads_like_the_concatenated_list(
                       and b.outer >= messages), len(flat))
         assert view.section_end(messages) == first
     assert view.fixed == (head_size + count if count else 0)
+
+
+@given(
+    st.lists(
+        st.tuples(st.lists(st.integers(0, 60), max_size=12), st.integers(0, 12), st.booleans()),
+        min_size=1,
+        max_size=8,
+    ),
+    st.integers(1, 200),
+)
+def test_the_prefix_token_memo_counts_like_a_fresh_count(
+    steps: list[tuple[list[int], int, bool]], enough: int
+) -> None:
+    # each step: a list of block text lengths, how many leading blocks stay the same objects
+    # as in the step before, and whether the caller kept its memo; the oracle counts afresh
+    memo: dict[str, Any] = {}
+    previous: list[_Block] = []
+    for sizes, keep, kept_memo in steps:
+        blocks = [
+            previous[n] if n < min(keep, len(previous)) and len(previous[n].value["t"]) == size
+            else _Block("messages", n, 0, {"t": "x" * size})
+            for n, size in enumerate(sizes)
+        ]
+        if not kept_memo:
+            memo = {}
+        end = len(blocks)
+        got = _memo_prefix_tokens(blocks, end, len, enough, memo=memo,
+                                  counter_key=None)
+        totals: list[int] = []
+        for block in blocks:
+            if totals and totals[-1] >= enough:
+                break
+            text = json.dumps(block.value, ensure_ascii=False, separators=(",", ":"))
+            totals.append((totals[-1] if totals else 0) + len(text))
+        assert got == totals
+        previous = blocks

@@ -450,24 +450,34 @@ def _memo_prefix_tokens(
     memo: dict[str, Any] | None,
     counter_key: object,
 ) -> list[int]:
-    """:func:`_prefix_tokens`, reused while the blocks it counted are the same objects (those
-    of a :class:`BlockView`'s fixed part are, for as long as its caller keeps ``memo``)."""
-    hit = None if memo is None else memo.get("tokens")
+    """:func:`_prefix_tokens`, continued from the leading blocks an earlier call counted while
+    they are the same objects (those of a :class:`BlockView`'s fixed part are, for as long as
+    its caller keeps ``memo``): each block is counted once while the prefix grows to the
+    minimum, and not at all after that."""
+    if memo is None:
+        return _prefix_tokens(blocks, end, count, enough)
     fixed = blocks.fixed if isinstance(blocks, BlockView) else 0
-    if hit is not None:
-        counter, minimum, values, out, fixed_then = hit
-        trusted = min(fixed, fixed_then)  # fixed when stored and now: unchanged since
-        if (
-            counter is counter_key
-            and minimum == enough
-            and len(values) <= end
-            and all(blocks[n].value is values[n] for n in range(trusted, len(values)))
-        ):
-            return list(out)
-    out = _prefix_tokens(blocks, end, count, enough)
-    if memo is not None and out and out[-1] >= enough:
-        values = [blocks[n].value for n in range(len(out))]
-        memo["tokens"] = (counter_key, enough, values, out, fixed)
+    values: list[object] = []
+    out: list[int] = []
+    hit = memo.get("tokens")
+    if hit is not None and hit[0] is counter_key and hit[1] == enough:
+        _, _, values, out, fixed_then = hit
+        limit = min(len(values), end)
+        same = min(fixed, fixed_then, limit)  # fixed when stored and now: unchanged since
+        while same < limit and blocks[same].value is values[same]:
+            same += 1
+        if same == len(values) and (same == end or (out and out[-1] >= enough)):
+            return out
+        values, out = values[:same], out[:same]
+    total = out[-1] if out else 0
+    for n in range(len(out), end):
+        if total >= enough:
+            break  # every later prefix holds the same or more (the caller reads the last)
+        value = blocks[n].value
+        total += count(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+        values.append(value)
+        out.append(total)
+    memo["tokens"] = (counter_key, enough, values, out, fixed)
     return out
 
 
