@@ -374,13 +374,14 @@ def test_the_prefix_token_memo_counts_like_a_fresh_count(
     # each step: a list of block text lengths, how many leading blocks stay the same objects
     # as in the step before, and whether the caller kept its memo; the oracle counts afresh
     memo: dict[str, Any] = {}
-    previous: list[_Block] = []
+    previous: list[tuple[int, _Block]] = []  # (text length, block)
     for sizes, keep, kept_memo in steps:
-        blocks = [
-            previous[n] if n < min(keep, len(previous)) and len(previous[n].value["t"]) == size
-            else _Block("messages", n, 0, {"t": "x" * size})
+        made = [
+            previous[n] if n < min(keep, len(previous)) and previous[n][0] == size
+            else (size, _Block("messages", n, 0, {"t": "x" * size}))
             for n, size in enumerate(sizes)
         ]
+        blocks = [block for _, block in made]
         if not kept_memo:
             memo = {}
         end = len(blocks)
@@ -393,4 +394,4 @@ def test_the_prefix_token_memo_counts_like_a_fresh_count(
             text = json.dumps(block.value, ensure_ascii=False, separators=(",", ":"))
             totals.append((totals[-1] if totals else 0) + len(text))
         assert got == totals
-        previous = blocks
+        previous = made
