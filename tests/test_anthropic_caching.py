@@ -344,12 +344,16 @@ def test_a_block_view_reads_like_the_concatenated_list(
               for m, size in enumerate(cached_sizes) for b in range(size)]
     cut = min(cut, len(cached_sizes))
     count = sum(cached_sizes[:cut])
-    rest = [_Block("messages", cut + m, b, {"m": cut + m, "b": b})
+    listed: list[dict[str, Any]] = [
+        {"role": "user", "content": [{"m": m, "b": b} for b in range(size)]}
+        for m, size in enumerate([*cached_sizes[:cut], *rest_sizes])
+    ]
+    rest = [_Block("messages", cut + m, b, listed[cut + m]["content"][b])
             for m, size in enumerate(rest_sizes) for b in range(size)]
     flat = head + cached[:count] + rest
-    view = BlockView(head, cached, count, rest)
+    view = BlockView(head, cached, count, listed, cut)
     assert len(view) == len(flat)
-    assert all(view[n] is flat[n] for n in range(-len(flat), len(flat)))
+    assert all(view[n] == flat[n] for n in range(-len(flat), len(flat)))
     assert view[:] == flat
     with pytest.raises(IndexError):
         view[len(flat)]

@@ -199,7 +199,8 @@ class _Block:
 
 
 class BlockView(Sequence[_Block]):
-    """``head + cached[:count] + rest`` as one sequence of blocks, without copying ``cached``.
+    """``head + cached[:count]`` and the blocks of ``messages[first:]`` as one sequence of
+    blocks, without copying ``cached`` (the blocks of the later messages are made only if read).
 
     For a caller that keeps the blocks of an unchanged prefix
     (:mod:`hydrangea.context.request_cache`): ``cached`` is its own list, read only while the
@@ -207,31 +208,57 @@ class BlockView(Sequence[_Block]):
     long as the caller keeps the placement ``memo`` it passes with them.
     """
 
-    __slots__ = ("_cached", "_count", "_head", "_rest", "_start")
+    __slots__ = ("_cached", "_count", "_first", "_head", "_later", "_messages", "_rest", "_start")
 
     def __init__(
-        self, head: list[_Block], cached: list[_Block], count: int, rest: list[_Block]
+        self,
+        head: list[_Block],
+        cached: list[_Block],
+        count: int,
+        messages: Sequence[object] = (),
+        first: int = 0,
     ) -> None:
         self._head = head
         self._cached = cached
         self._count = count
-        self._rest = rest
+        self._messages = messages
+        self._first = first
+        self._rest: list[_Block] | None = None
         self._start = len(head) + count
+        later = 0
+        for m in range(first, len(messages)):
+            message = messages[m]
+            content = message.get("content") if isinstance(message, dict) else None
+            later += len(content) if isinstance(content, list) else 1
+        self._later = later
 
     @property
     def fixed(self) -> int:
         """How many leading blocks come from the head and the cached prefix (0 without one)."""
         return self._start if self._count else 0
 
+    @property
+    def rest(self) -> list[_Block]:
+        """The blocks after the cached prefix (made on first use)."""
+        if self._rest is None:
+            self._rest = [
+                block
+                for m in range(self._first, len(self._messages))
+                for block in message_blocks(m, self._messages[m])
+            ]
+        return self._rest
+
     def section_end(self, messages: int) -> int:
         """The number of blocks before message ``messages`` (see :func:`request_blocks`)."""
         count = self._count
         if count and messages <= self._cached[count - 1].outer:
             return len(self._head) + bisect_left(self._cached, messages, 0, count, key=_OUTER)
-        return self._start + bisect_left(self._rest, messages, key=_OUTER)
+        if messages <= self._first:
+            return self._start
+        return self._start + bisect_left(self.rest, messages, key=_OUTER)
 
     def __len__(self) -> int:
-        return self._start + len(self._rest)
+        return self._start + self._later
 
     @overload
     def __getitem__(self, index: int) -> _Block: ...
@@ -241,9 +268,9 @@ class BlockView(Sequence[_Block]):
         if isinstance(index, slice):
             return [self[n] for n in range(*index.indices(len(self)))]
         if index >= self._start:
-            return self._rest[index - self._start]
+            return self.rest[index - self._start]
         if index < 0:
-            return self[index + len(self)] if index >= -len(self) else self._rest[index]
+            return self[index + len(self)] if index >= -len(self) else self.rest[index]
         head = len(self._head)
         return self._head[index] if index < head else self._cached[index - head]
 

@@ -126,15 +126,19 @@ class RequestCache:
         built, checkpoint = self._compose(source, stable, tail)
         head = head_blocks(built)
         messages = built.get(self._key) or []
-        rest: list[Any] = []
-        for m in range(checkpoint.messages, len(messages)):
-            rest.extend(message_blocks(m, messages[m]))
         offset = len(head)
         kept = [n for n, b in enumerate(head) if _marked(b.value)]
         kept.extend(offset + n for n in self._kept if n < checkpoint.blocks)
-        start = offset + checkpoint.blocks
-        kept.extend(start + n for n, block in enumerate(rest) if _marked(block.value))
-        return built, BlockView(head, self._blocks, checkpoint.blocks, rest), tuple(kept)
+        position = offset + checkpoint.blocks
+        for m in range(checkpoint.messages, len(messages)):
+            content = messages[m].get("content") if isinstance(messages[m], dict) else None
+            if not isinstance(content, list):
+                position += 1
+                continue
+            kept.extend(position + b for b, block in enumerate(content) if _marked(block))
+            position += len(content)
+        view = BlockView(head, self._blocks, checkpoint.blocks, messages, checkpoint.messages)
+        return built, view, tuple(kept)
 
     def _compose(
         self, source: Sequence[NativeContent], stable: int, tail: Sequence[NativeContent]
