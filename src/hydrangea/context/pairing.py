@@ -216,9 +216,17 @@ def pair_items(
     sites: Callable[[NativeContent], tuple[list[CallSite], list[ResultSite]]],
     *,
     by_name: bool = False,
+    counted: Mapping[str, int] | None = None,
 ) -> Pairing:
-    """Pair ``items`` whose calls and results ``sites`` describes (an adapter's ``tool_sites``)."""
+    """Pair ``items`` whose calls and results ``sites`` describes (an adapter's ``tool_sites``).
+
+    ``counted`` continues a history: how many id-less calls of each function name came before
+    ``items``, so their stable ids go on counting from there (the request cache pairs the new
+    items of a long history this way, without the items before them).
+    """
     engine = PairingEngine(by_name=by_name)
+    if counted:
+        engine._ordinals.update(counted)
     for index, item in enumerate(items):
         calls, results = sites(item)
         engine.add(index, calls, results)

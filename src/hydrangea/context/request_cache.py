@@ -15,8 +15,13 @@ A boundary is only used when that composition is exact for the gateway:
   per request, for the tail only);
 * the prefix holds a non-system item (the leading system run is over);
 * Responses: the prefix does not end with a reasoning item (it is kept only when followed);
-* Gemini: the prefix does not end in a turn of the role the tail starts with (consecutive turns
-  merge); for now it is not cached at all (see `_valid`).
+* a call the provider gave no id has a stable id counted from the history's start: Gemini
+  pairs the new items with the counts of the prefix carried on (``pair_items(counted=)``);
+  the other gateways do not cache past such a call;
+* Gemini merges consecutive turns of one role: a boundary is only kept where the prefix's last
+  turn (as built) and the next item's turn differ in role and the next item has parts; the
+  tail of a request may still merge into the prefix's last turn, which is then rebuilt for that
+  request (the cached turn is not changed).
 
 A detach below the cached prefix cuts the cache back to the last boundary before it.
 Cached messages are built once and shared by every later request (read-only; see "What you may
@@ -26,14 +31,16 @@ mutate" in the providers guide); the request's top-level dict and lists are fres
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import Any
+from typing import Any, assert_never
 
+from hydrangea.context._gemini_request import build_gemini_request
 from hydrangea.context.adapter import Adapter
 from hydrangea.context.caching import BlockView, head_blocks, message_blocks
 from hydrangea.context.native import NativeContent
+from hydrangea.context.pairing import Pairing, pair_items
 from hydrangea.gateway import GatewayType
 
 __all__ = ["RequestCache"]
@@ -51,6 +58,7 @@ class _Checkpoint:
     items: int
     messages: int
     blocks: int = 0
+    counted: Mapping[str, int] | None = None  # Gemini: id-less calls per name in the prefix
 
 
 class RequestCache:
@@ -80,7 +88,7 @@ class RequestCache:
         self._seen = 0
         self._blocks: list[Any] = []  # Anthropic: the cached messages' blocks
         self._kept: list[int] = []  # Anthropic: which of them carry a caller's cache_control
-        self._alone: dict[str, int] = {}  # messages of each anchor built alone
+        self._alone: dict[str, int] = {}  # messages of each anchor built alone (not Gemini)
         self.memo: dict[str, Any] = {}
         """Anthropic: the breakpoint placement's memo for this prefix (emptied on a detach)."""
 
@@ -158,7 +166,10 @@ class RequestCache:
             for key, value in self._head.items()
         }
         messages = self._messages[: checkpoint.messages]  # the one copy of the prefix
-        messages.extend(self._tail_messages(source[p - 1], rest))
+        seam, new = self._tail_messages(messages, source[p - 1], rest, checkpoint.counted)
+        if seam is not None:
+            messages[-1] = seam
+        messages.extend(new)
         out[self._key] = messages
         return out, checkpoint
 
@@ -166,12 +177,7 @@ class RequestCache:
         self, source: Sequence[NativeContent], stable: int, tail: Sequence[NativeContent]
     ) -> _Checkpoint:
         for checkpoint in reversed(self._checkpoints):
-            p = checkpoint.items
-            if p > stable:
-                continue
-            if p == 0 or p < stable or self._adapter.gateway is not GatewayType.gemini:
-                return checkpoint
-            if not tail or _gemini_role(tail[0]) != _gemini_role(source[p - 1]):
+            if checkpoint.items <= stable:
                 return checkpoint
         return self._checkpoints[0]
 
@@ -183,8 +189,9 @@ class RequestCache:
         The cached messages up to the last checkpoint at or before ``boundary`` are shared by
         construction; only the items after it are built (none at a checkpoint)."""
         messages = full.get(self._key) or []
+        anthropic = self._adapter.gateway is GatewayType.anthropic
         shared: dict[int, int] = self.memo.setdefault("shared", {})
-        hit = shared.get(boundary)
+        hit = shared.get(boundary) if anthropic else None
         if hit is not None:
             return min(hit, len(messages))
         at = bisect_right(self._checkpoints, boundary, key=_ITEMS) - 1
@@ -195,38 +202,68 @@ class RequestCache:
             return count
         rest = list(source[p:boundary])
         if p == 0:
-            tail = list(self._adapter.build_request(rest).get(self._key) or [])
+            tail = list(self._build(rest, None).get(self._key) or [])
         else:
-            tail = self._tail_messages(source[p - 1], rest)
+            tail = self._tail_messages(self._messages, source[p - 1], rest, checkpoint.counted)[1]
         for before, now in zip(tail, messages[count:], strict=False):
             if before is not now and before != now:
                 break
             count += 1
-        if boundary < self.prefix and count < len(messages):
+        if anthropic and boundary < self.prefix and count < len(messages):
             # inside the closed prefix the answer no longer depends on the request's tail
             shared[boundary] = count
         return count
 
     # -- internals ---------------------------------------------------------------------------
 
-    def _tail_messages(self, last: NativeContent, rest: list[NativeContent]) -> list[Any]:
-        anchor = self._anchor(last)
+    def _build(
+        self, items: Sequence[NativeContent], counted: Mapping[str, int] | None
+    ) -> dict[str, Any]:
+        if counted is None:
+            return self._adapter.build_request(items)
+        # Gemini's builder (what ``GeminiAdapter.build_request`` runs) with the prefix's counts
+        return build_gemini_request(items, lambda these: self._pairing(these, counted))
+
+    def _pairing(
+        self, items: Sequence[NativeContent], counted: Mapping[str, int] | None
+    ) -> Pairing:
+        adapter = self._adapter
+        return pair_items(items, adapter.tool_sites, by_name=adapter.pairs_by_name, counted=counted)
+
+    def _tail_messages(
+        self,
+        before: list[Any],
+        last: NativeContent,
+        rest: list[NativeContent],
+        counted: Mapping[str, int] | None,
+    ) -> tuple[Any, list[Any]]:
+        """The messages ``rest`` adds after the cached ``before`` (built from items up to
+        ``last``), and the rebuilt last message of ``before`` if the first of them merges into
+        it (Gemini), else ``None``."""
+        anchor = self._anchor(before, last)
         role = str(anchor.get("role"))
-        alone = self._alone.get(role)
+        alone = self._alone.get(role) if counted is None else None
         if alone is None:
-            alone = len(self._adapter.build_request([anchor]).get(self._key) or [])
-            self._alone[role] = alone
-        built = self._adapter.build_request([anchor, *rest])
+            alone = len(self._build([anchor], counted).get(self._key) or [])
+            if counted is None:
+                self._alone[role] = alone
+        built = self._build([anchor, *rest], counted)
         extra = set(built) - {self._key}
         if extra:  # cannot happen at a valid boundary; keep the builder's word
             raise AssertionError(f"tail build produced {sorted(extra)}")
-        return list(built[self._key])[alone:]
+        messages = list(built[self._key])
+        joined = messages[alone - 1] if alone else None
+        gemini = self._adapter.gateway is GatewayType.gemini
+        if gemini and joined is not None and len(joined["parts"]) > 1:
+            # the tail's first turn merged into the anchor: merge it into the cached turn
+            parts = [*before[-1]["parts"], *joined["parts"][1:]]
+            return {"role": joined["role"], "parts": parts}, messages[alone:]
+        return None, messages[alone:]
 
-    def _anchor(self, last: NativeContent) -> NativeContent:
+    def _anchor(self, before: list[Any], last: NativeContent) -> NativeContent:
         gateway = self._adapter.gateway
         if gateway is GatewayType.gemini:
-            role = "model" if last.get("role") == "model" else "user"
-            return {"role": role, "parts": [{"text": "."}]}
+            return {"role": before[-1]["role"], "parts": [{"text": "."}]}
         if gateway is GatewayType.openai_responses:
             return {"type": "message", "role": "user", "content": "."}
         return {"role": "user", "content": "."}
@@ -236,14 +273,27 @@ class RequestCache:
         if stable <= p:
             return
         segment = list(source[p:stable])
-        if not self._valid(source, p, stable, segment):
+        before = self._checkpoints[-1]
+        pairing = self._pairing(segment, before.counted)
+        if not self._valid(source, stable, segment, pairing):
+            return
+        counted = self._counted(before.counted, pairing)
+        if p == 0:
+            built = self._build(segment, None)
+            new = list(built.get(self._key) or [])
+            last = new[-1] if new else None
+        else:
+            seam, new = self._tail_messages(self._messages, source[p - 1], segment, before.counted)
+            if seam is not None:  # the boundary rules keep turns from merging across it
+                raise AssertionError("a cached Gemini turn merged with the next segment")
+            last = new[-1] if new else self._messages[-1] if self._messages else None
+        if stable < len(source) and not self._closes(last, source[stable]):
             return
         if p == 0:
-            built = self._adapter.build_request(segment)
             self._head = {k: v for k, v in built.items() if k != self._key}
-            self._messages = list(built.get(self._key) or [])
+            self._messages = new
         else:
-            self._messages.extend(self._tail_messages(source[p - 1], segment))
+            self._messages.extend(new)
         self._non_system = True
         if self._adapter.gateway is GatewayType.anthropic:
             for m in range(self._checkpoints[-1].messages, len(self._messages)):
@@ -251,10 +301,16 @@ class RequestCache:
                     if _marked(block.value):
                         self._kept.append(len(self._blocks))
                     self._blocks.append(block)
-        self._checkpoints.append(_Checkpoint(stable, len(self._messages), len(self._blocks)))
+        self._checkpoints.append(
+            _Checkpoint(stable, len(self._messages), len(self._blocks), counted)
+        )
 
     def _valid(
-        self, source: Sequence[NativeContent], p: int, stable: int, segment: list[NativeContent]
+        self,
+        source: Sequence[NativeContent],
+        stable: int,
+        segment: list[NativeContent],
+        pairing: Pairing,
     ) -> bool:
         if stable >= len(source) and self._adapter.gateway is not GatewayType.anthropic:
             # the boundary needs the item after it (Gemini merging) known; Anthropic's builder
@@ -262,20 +318,40 @@ class RequestCache:
             return False
         if not (self._non_system or any(item.get("role") != "system" for item in segment)):
             return False
-        if self._adapter.pairing(segment).unanswered:
+        if pairing.unanswered:
             return False
-        last = source[stable - 1]
         match self._adapter.gateway:
             case GatewayType.openai_responses:
-                return last.get("type") != "reasoning"
+                if source[stable - 1].get("type") == "reasoning":
+                    return False
             case GatewayType.gemini:
-                # Gemini merges consecutive turns and pairs by name and order across the whole
-                # history; a ci-profile property run found a history (a repeated call id after
-                # an empty model turn) where a cached prefix built differently from a fresh
-                # build, so Gemini requests are built from scratch until that case is mended.
-                return False
-            case _:
-                return True
+                return True  # id-less calls are counted on (see `_counted`)
+            case GatewayType.openai | GatewayType.anthropic:
+                pass
+            case unreachable:
+                assert_never(unreachable)
+        return all(call.id is not None for _, call, _ in pairing.calls)
+
+    def _counted(
+        self, before: Mapping[str, int] | None, pairing: Pairing
+    ) -> Mapping[str, int] | None:
+        """Gemini: the id-less calls per function name after the segment ``pairing`` paired."""
+        if self._adapter.gateway is not GatewayType.gemini:
+            return None
+        counted = dict(before or {})
+        for _, call, _ in pairing.calls:
+            if call.id is None:
+                counted[call.name] = counted.get(call.name, 0) + 1
+        return counted
+
+    def _closes(self, last: Any, following: NativeContent) -> bool:
+        """Gemini: the built prefix ends in a turn (``last``) that ``following`` cannot merge
+        into: another role, and ``following`` has parts (an empty turn is left out)."""
+        if self._adapter.gateway is not GatewayType.gemini:
+            return True
+        if last is None or not following.get("parts"):
+            return False
+        return bool(last["role"] != _gemini_role(following))
 
 
 _ITEMS = attrgetter("items")
