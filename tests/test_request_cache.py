@@ -217,6 +217,10 @@ def test_gemini_incremental_requests_equal_a_build_from_scratch(
 
 
 GEMINI_SCENARIOS: list[list[tuple[str, Any]]] = [
+    # a detach takes the item after a boundary away, and the next item has the role of the
+    # prefix's last turn (found by hypothesis)
+    [("assistant", ""), ("user", ""), ("user", ""), ("detach", 2), ("assistant", ""),
+     ("user", "")],
     # a user item whose only part is an answer moved up to its call: it builds no turn, so the
     # model turns on either side of it merge
     [("user", "a"), ("calls", ["x"]), ("model", "b"), ("result", "x"), ("model", "c"),

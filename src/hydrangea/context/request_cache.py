@@ -100,9 +100,14 @@ class RequestCache:
     def sync(self, detached_from: int | None, detaches: int) -> None:
         """Forget what a detach starting at ``detached_from`` changed (``None``: nothing)."""
         self._seen = detaches
-        if detached_from is None or detached_from >= self.prefix:
+        if detached_from is None:
             return
-        while self._checkpoints[-1].items > detached_from:
+        keep = detached_from
+        if self._adapter.gateway is GatewayType.gemini:
+            keep -= 1  # a Gemini boundary was judged with the item after it, now detached
+        if keep >= self.prefix:
+            return
+        while self._checkpoints[-1].items > keep and len(self._checkpoints) > 1:
             self._checkpoints.pop()
         self.memo.clear()
         kept = self._checkpoints[-1]
