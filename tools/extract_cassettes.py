@@ -3,7 +3,9 @@
 
 Run with the project's venv (needs PyYAML) after fetching the source repositories::
 
-    .venv/bin/python tools/extract_cassettes.py /work/.mirror
+    .venv/bin/python tools/extract_cassettes.py /work/.mirror [NAME ...]
+
+Names (``openai_tool_call_without_id`` ...) extract only those fixtures.
 
 Each fixture file holds one recorded response body (or one recorded stream of events), unchanged,
 with the cassette it came from, and the tool results the recording client really sent next
@@ -225,8 +227,11 @@ def tool_results(gateway: str, next_request: Any) -> list[dict[str, Any]]:
 
 def main() -> None:
     mirror = Path(sys.argv[1]) if len(sys.argv) > 1 else Path("/work/.mirror")
+    only = set(sys.argv[2:])
     OUT.mkdir(parents=True, exist_ok=True)
     for name, gateway, repo, rel, index, categories in SPECS:
+        if only and name not in only:
+            continue
         base = PAI_DIR if repo == PAI else MIR_DIR
         path = base + rel
         cassette = yaml.safe_load(git_show(mirror, repo, path))

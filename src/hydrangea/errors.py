@@ -9,6 +9,7 @@ The tree::
 
     HydrangeaError
     ├── InvalidItemError (ValueError)            a native item the gateway cannot accept
+    │   ├── CompactionPlacementError             a compacted window pushed after a conversation
     │   ├── GatewayMismatchError                 ... because it belongs to another gateway
     │   ├── StreamEventError                     ... because it is one event of a stream
     │   ├── IncompleteStreamError                a stream that is partial or out of order
@@ -70,6 +71,7 @@ __all__ = [
     "AreaUsageError",
     "AsOfViolationError",
     "CachingError",
+    "CompactionPlacementError",
     "ComponentNotFoundError",
     "ContextBudgetError",
     "ContextError",
@@ -139,6 +141,15 @@ class _KeyMessage(KeyError):
 
 class InvalidItemError(HydrangeaError, ValueError):
     """A provider-native item that the Context's gateway cannot accept. Nothing was appended."""
+
+
+class CompactionPlacementError(InvalidItemError):
+    """A ``/responses/compact`` result pushed into a Context that already holds a conversation.
+
+    The compacted window replaces the conversation it compacted, and a Context is append-only:
+    push it into a new Context (only system or developer messages may come before it) and
+    continue there. Nothing was appended.
+    """
 
 
 class GatewayMismatchError(InvalidItemError):

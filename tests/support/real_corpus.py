@@ -55,6 +55,11 @@ class Fixture:
         return "beta=true" in str(self.data.get("uri", ""))
 
     @property
+    def replaces_window(self) -> bool:
+        """A ``/responses/compact`` result: its output is the next request's whole window."""
+        return "response" in self.data and self.response.get("object") == "response.compaction"
+
+    @property
     def nothing_to_send_back(self) -> bool:
         """A blocked or empty output: no content the provider would take back."""
         return bool({"blocked", "empty"} & set(self.categories))
@@ -127,6 +132,8 @@ def minimal_request(gateway: GatewayType) -> dict[str, Any]:
 def sdk_object(fixture: Fixture) -> Any:
     """The SDK's own response object for the recorded body (built by the SDK's client)."""
     with capture_server([(200, fixture.response)]) as server:
+        if fixture.replaces_window:
+            return _openai(server.base_url).responses.compact(model="gpt-test", input=PROMPT)
         return call(fixture, server.base_url, minimal_request(fixture.gateway))
 
 
@@ -156,10 +163,13 @@ def sse(fixture: Fixture) -> str:
 
 @dataclass(frozen=True)
 class Call:
-    """A client-side tool call in a response: the id to answer it with, and its name."""
+    """A client-side tool call in a response: the id to answer it with, its name, and the id it
+    must carry on the wire (its own; for a Chat call with ``"id": ""``, the documented stable
+    id ``"<name>#<n>"``, n counting the id-less calls of that name)."""
 
     answer_id: str
     name: str
+    wire_id: str = ""
 
 
 def client_calls(fixture: Fixture) -> list[Call]:
@@ -174,9 +184,11 @@ def client_calls(fixture: Fixture) -> list[Call]:
             ]
         case GatewayType.openai:
             message = body["choices"][0]["message"]
+            calls = message.get("tool_calls") or []
+            wire = _chat_wire_ids(calls)
             return [
-                Call(c.get("id") or c["function"]["name"], c["function"]["name"])
-                for c in message.get("tool_calls") or []
+                Call(c.get("id") or c["function"]["name"], c["function"]["name"], ident)
+                for c, ident in zip(calls, wire, strict=True)
             ]
         case GatewayType.openai_responses:
             return [
@@ -193,6 +205,20 @@ def client_calls(fixture: Fixture) -> list[Call]:
                 if function is not None:
                     calls.append(Call(function.get("id") or function["name"], function["name"]))
             return calls
+
+
+def _chat_wire_ids(calls: list[dict[str, Any]]) -> list[str]:
+    """The ids Chat tool calls carry on the wire: an empty id becomes ``"<name>#<n>"``."""
+    counts: dict[str, int] = {}
+    out = []
+    for call in calls:
+        name = call["function"]["name"]
+        if call.get("id"):
+            out.append(call["id"])
+        else:
+            counts[name] = counts.get(name, 0) + 1
+            out.append(f"{name}#{counts[name]}")
+    return out
 
 
 def answers(fixture: Fixture) -> list[tuple[Call, str]]:
@@ -278,13 +304,36 @@ def returned_blocks(fixture: Fixture) -> list[dict[str, Any]]:
         case GatewayType.anthropic:
             return list(body["content"])
         case GatewayType.openai_responses:
-            return list(body["output"])
+            return [_as_input(item) for item in body["output"]]
         case GatewayType.gemini:
             return list(body["candidates"][0]["content"]["parts"])
         case GatewayType.openai:
             message = body["choices"][0]["message"]
             kept = {k: message[k] for k in ("content", "tool_calls", "refusal") if k in message}
+            if kept.get("tool_calls"):
+                wire = _chat_wire_ids(kept["tool_calls"])
+                kept["tool_calls"] = [
+                    {**c, "id": ident} for c, ident in zip(kept["tool_calls"], wire, strict=True)
+                ]
             return [kept]
+
+
+def _as_input(item: dict[str, Any]) -> dict[str, Any]:
+    """A Responses output item as the request must carry it: a ``file_search_call``'s results
+    and a user (system, developer) message with only the fields the SDK's input types declare
+    for them (the API returns more, ``vector_store_id``, the ``id`` of a compacted window's user
+    messages, and refuses input fields outside its schema)."""
+    if item.get("type", "message") == "message" and item.get("role") != "assistant":
+        from openai.types.responses.response_input_item_param import Message
+
+        return {k: v for k, v in item.items() if k in Message.__annotations__}
+    if item.get("type") != "file_search_call" or not isinstance(item.get("results"), list):
+        return item
+    from openai.types.responses.response_file_search_tool_call_param import Result
+
+    allowed = set(Result.__annotations__)
+    results = [{k: v for k, v in r.items() if k in allowed} for r in item["results"]]
+    return {**item, "results": results}
 
 
 def sent_blocks(fixture: Fixture, wire: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -294,6 +343,8 @@ def sent_blocks(fixture: Fixture, wire: list[dict[str, Any]]) -> list[dict[str, 
             turns = [m for m in wire if m["role"] == "assistant"]
             return [b for m in turns for b in m["content"]]
         case GatewayType.openai_responses:
+            if fixture.replaces_window:  # the window opens the request
+                return wire[: len(fixture.response["output"])]
             ids = {i.get("id") for i in fixture.response["output"]}
             return [i for i in wire if i.get("id") in ids or i.get("role") == "assistant"]
         case GatewayType.gemini:

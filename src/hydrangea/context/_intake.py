@@ -119,7 +119,7 @@ def body_gateway(body: dict[str, Any]) -> GatewayType | None:
     obj = body.get("object")
     if obj == "chat.completion":
         return GatewayType.openai
-    if obj == "response":
+    if obj in ("response", "response.compaction"):
         return GatewayType.openai_responses
     if kind == "message" and "content" in body and ("stop_reason" in body or "model" in body):
         return GatewayType.anthropic

@@ -138,7 +138,9 @@ def _validate_assistant(item: NativeContent) -> None:
         raise InvalidItemError(f"{where}: needs 'content' or 'tool_calls'")
 
 
-def _validate_tool_calls(calls: object) -> None:
+def _validate_tool_calls(calls: object, *, output: bool = False) -> None:
+    """The ``tool_calls`` list; ``output`` allows the empty ``"id": ""`` some providers send
+    (Gemini's OpenAI-compatible endpoint): such a call is id-less to the pairing engine."""
     where = "assistant message tool_calls"
     if not isinstance(calls, list) or not calls:
         raise InvalidItemError(f"{where}: must be a non-empty list")
@@ -147,8 +149,8 @@ def _validate_tool_calls(calls: object) -> None:
         at = f"{where}[{position}]"
         if not isinstance(call, dict):
             raise InvalidItemError(f"{at}: must be an object")
-        call_id = require_str(call, "id", at, empty_ok=False)
-        if call_id in seen:
+        call_id = require_str(call, "id", at, empty_ok=output)
+        if call_id and call_id in seen:  # (id-less calls, output only, may share "")
             raise InvalidItemError(f"{at}: duplicate tool call id {call_id!r}")
         seen.add(call_id)
         kind = call.get("type")
@@ -193,7 +195,7 @@ def check_chat_output(item: NativeContent) -> None:
     if "tool_calls" in item:
         if role != "assistant":
             raise InvalidItemError(f"{where}: only an assistant message has 'tool_calls'")
-        _validate_tool_calls(item["tool_calls"])
+        _validate_tool_calls(item["tool_calls"], output=True)
     if role == "assistant":
         said = ("content", "tool_calls", "function_call", "audio", "refusal")
         if all(item.get(key) is None for key in said):

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from hydrangea.context._openai_common import TOOL_ERROR_PREFIX
 from hydrangea.context.native import NativeContent
+from hydrangea.context.pairing import stable_call_id
 from hydrangea.message import ImagePart, Message, Part, Role, TextPart, ToolCallPart, ToolResultPart
 
 __all__ = ["RAW_ARGUMENTS_KEY", "read_chat_message", "read_responses_item"]
@@ -85,17 +87,24 @@ def _message(
     return []
 
 
-def read_chat_message(item: NativeContent) -> list[Message]:
-    """A chat message as Messages (a ``tool`` message reads as a user tool result)."""
+def read_chat_message(item: NativeContent, ids: Mapping[int, str] | None = None) -> list[Message]:
+    """A chat message as Messages (a ``tool`` message reads as a user tool result). A tool call
+    with the empty id takes its stable id from ``ids`` (by its slot in ``tool_calls``; the
+    history-wide ids), else the one it has in this message alone."""
     role = item.get("role")
     if role == "tool":
         return [_result(str(item["tool_call_id"]), item.get("content", ""))]
     calls: list[ToolCallPart] = []
-    for call in item.get("tool_calls") or [] if role == "assistant" else []:
+    local: dict[str, int] = {}
+    for slot, call in enumerate(item.get("tool_calls") or [] if role == "assistant" else []):
         kind = call.get("type", "function")
         body = call.get(kind, {})
         raw = body.get("arguments") if kind == "function" else body.get("input")
-        calls.append(ToolCallPart(id=call["id"], name=body["name"], arguments=_arguments(raw)))
+        ident = call["id"]
+        if not ident:
+            local[body["name"]] = local.get(body["name"], 0) + 1
+            ident = (ids or {}).get(slot) or stable_call_id(body["name"], local[body["name"]])
+        calls.append(ToolCallPart(id=ident, name=body["name"], arguments=_arguments(raw)))
     return _message(role, item.get("content"), calls)
 
 

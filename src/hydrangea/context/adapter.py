@@ -31,7 +31,10 @@ class Adapter(ABC):
 
     gateway: ClassVar[GatewayType]
     pairs_by_name: ClassVar[bool] = False
-    """Whether a tool result may name its call by function name (Gemini)."""
+    """Whether a tool result may name a call that has an id by its function name (Gemini)."""
+    has_idless_calls: ClassVar[bool] = False
+    """Whether this gateway's output can hold tool calls without an id (Gemini; Chat Completions
+    from Gemini's OpenAI-compatible endpoint, ``"id": ""``): they read back with stable ids."""
 
     @abstractmethod
     def from_message(self, message: Message) -> list[NativeContent]:
@@ -96,6 +99,13 @@ class Adapter(ABC):
             if isinstance(value, str) and value:
                 return value
         return None
+
+    def check_push(self, history: Sequence[NativeContent], output: object) -> None:
+        """Raise if ``output`` cannot follow ``history`` (the Context's items) at all, before
+        anything is read. The default accepts everything; the Responses adapter refuses a
+        compacted window after a conversation
+        (:class:`~hydrangea.errors.CompactionPlacementError`)."""
+        return
 
     def for_other_model(self, item: NativeContent) -> NativeContent | None:
         """``item`` as sent to a model other than the one that produced it: reasoning state

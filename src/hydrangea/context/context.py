@@ -7,6 +7,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, overload
 
+from hydrangea import _spans
 from hydrangea._saved import check_format, read_text_checked, write_text_atomic
 from hydrangea.context import _json
 from hydrangea.context._compose import compose_request
@@ -196,6 +197,7 @@ class Context(Sequence[NativeContent]):
         """
         if isinstance(item, dict | list):
             item = copy_json_value(item, "the pushed output")
+        self._adapter.check_push(self._items, item)
         staged = self._staged_output(self._adapter.from_output(item))
         produced_by = model if model is not None else self._adapter.output_model(item)
         reported = usage_of(self._gateway, item)
@@ -279,6 +281,7 @@ class Context(Sequence[NativeContent]):
 
     # -- requests ----------------------------------------------------------------------------
 
+    @_spans.context_request
     def request(
         self,
         items: Sequence[NativeContent] | None = None,

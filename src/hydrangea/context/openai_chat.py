@@ -23,6 +23,18 @@ in their stored order, then, for each call with no answer anywhere after it, a t
 message that answers no earlier call (a second answer, one whose call is missing or comes later)
 stays where it is as a user message ``"[tool result <id>] <content>"``.
 
+Tool calls without an id: Gemini's OpenAI-compatible endpoint sends ``"id": ""`` on its tool
+calls. The stored message keeps the empty id byte for byte; to the pairing engine such a call is
+id-less, so it gets the stable id ``"<function name>#<n>"`` (:func:`~hydrangea.context.pairing.
+stable_call_id`) and a result naming that id, or the function name, answers it. On the wire the
+request carries that stable id twice, as the call's ``id`` and as its tool message's
+``tool_call_id``: the endpoint finds a tool result's function by the ``tool_call_id`` among the
+assistant message's call ids (a result whose id matches none is refused with ``400
+function_response.name: Name cannot be empty``), and several empty ids in one message could not
+be told apart. The stable id is the only byte of the model's turn that differs from what was
+stored. A tool message that answers a call through the name fallback is sent with that call's id
+as well.
+
 Markers are plain text, not a trust boundary: the ``"[tool result <id>] "`` and
 ``"[tool error] "`` prefixes this adapter writes look exactly like user or tool text that happens
 to start the same way, and such text is sent unchanged (rewriting it would change the caller's
@@ -94,6 +106,7 @@ class OpenAIChatAdapter(Adapter):
     """Chat Completions: items are chat message dicts; see the module docstring."""
 
     gateway = GatewayType.openai
+    has_idless_calls = True
 
     # -- Message -> items ----------------------------------------------------------------------
 
@@ -193,7 +206,7 @@ class OpenAIChatAdapter(Adapter):
         if role != "assistant" or not isinstance(item.get("tool_calls"), list):
             return [], []
         calls = [
-            CallSite(slot, call["id"], _call_name(call))
+            CallSite(slot, call["id"] or None, _call_name(call))  # "" is id-less
             for slot, call in enumerate(item["tool_calls"])
         ]
         return calls, []
@@ -210,20 +223,23 @@ class OpenAIChatAdapter(Adapter):
 
     def to_messages(self, item: NativeContent, ids: CallIds | None = None) -> list[Message]:
         """System/developer, user (text, images), assistant (text, refusals, tool calls) and
-        tool messages (a user Message holding one tool result) as Messages."""
-        return read_chat_message(item)
+        tool messages (a user Message holding one tool result) as Messages. A call with the
+        empty id reads with its stable id (``ids``, by slot; see the module docstring)."""
+        return read_chat_message(item, ids)
 
     # -- request -------------------------------------------------------------------------------
 
     def build_request(self, items: Sequence[NativeContent]) -> dict[str, Any]:
         """``{"messages": [...]}`` with every tool call answered and no stray tool message."""
-        answers, claimed = _pair_calls(items, self.pairing(items))
+        pairing = self.pairing(items)
+        answers, claimed = _pair_calls(items, pairing)
+        stable = _stable_ids(pairing)
         messages: list[dict[str, Any]] = []
         for index, item in enumerate(items):
             if index in claimed:
                 continue  # sent in the run after its call
             if index in answers:
-                messages.append(copy.deepcopy(item))
+                messages.append(_with_ids(item, stable.get(index)))
                 messages.extend(answers[index])
             elif item.get("role") == "tool":
                 messages.append(_tool_as_text(item))
@@ -280,23 +296,47 @@ def _pair_calls(
     The pairing engine decides who answers whom; a run holds the claimed tool messages in
     stored order, then a notice for each call left unanswered.
     """
-    found: dict[int, list[int]] = {}
+    found: dict[int, list[tuple[int, str]]] = {}
     missing: dict[int, list[str]] = {}
     for (index, slot), _, ident in pairing.calls:
         result = pairing.answer.get((index, slot))
         if result is None:
             missing.setdefault(index, []).append(ident)
         else:
-            found.setdefault(index, []).append(result[0])
+            found.setdefault(index, []).append((result[0], ident))
     answers: dict[int, list[dict[str, Any]]] = {}
     claimed: set[int] = set()
     for index in found.keys() | missing.keys():
         positions = sorted(found.get(index, []))
-        claimed.update(positions)
-        run = [copy.deepcopy(items[position]) for position in positions]
+        claimed.update(position for position, _ in positions)
+        run = [_answering(items[position], ident) for position, ident in positions]
         run.extend(
             {"role": "tool", "tool_call_id": call_id, "content": ORPHAN_CALL_NOTICE}
             for call_id in missing.get(index, [])
         )
         answers[index] = run
     return answers, claimed
+
+
+def _stable_ids(pairing: Pairing) -> dict[int, dict[int, str]]:
+    """The stable ids of the id-less calls (``"id": ""``), by item index and slot."""
+    ids: dict[int, dict[int, str]] = {}
+    for (index, slot), call, ident in pairing.calls:
+        if call.id is None:
+            ids.setdefault(index, {})[slot] = ident
+    return ids
+
+
+def _with_ids(item: NativeContent, stable: dict[int, str] | None) -> dict[str, Any]:
+    """A copy of the assistant message ``item`` whose id-less calls carry their stable ids."""
+    sent = copy.deepcopy(item)
+    for slot, ident in (stable or {}).items():
+        sent["tool_calls"][slot]["id"] = ident
+    return sent
+
+
+def _answering(tool: NativeContent, ident: str) -> dict[str, Any]:
+    """A copy of the tool message ``tool``, sent under the id of the call it answers."""
+    sent = copy.deepcopy(tool)
+    sent["tool_call_id"] = ident
+    return sent

@@ -16,12 +16,33 @@ another item the model produced. Conversion from a :class:`~hydrangea.message.Me
 Model output (``Response.output``) is stored item by item; ``reasoning`` items keep their
 ``id``, ``summary`` and ``encrypted_content`` byte for byte.
 
+Compaction. A ``compaction`` item in a normal response (server-side compaction,
+``context_management``) is output like any other: appended and sent back as it is. The
+standalone ``/responses/compact`` endpoint (``client.responses.compact``) answers with a
+``response.compaction`` object whose ``output`` is the compacted window (the user messages, then
+one ``compaction`` item); OpenAI's rule is that this window *replaces* the input of the next
+request. A Context is append-only, so the window starts a Context: ``push_back(compacted)``
+stores its output items, as provider output, in a Context that holds no conversation yet (only
+system or developer messages may come first), and the next request is the window followed by
+what is appended after it. Pushed after a conversation it raises
+:class:`~hydrangea.errors.CompactionPlacementError` and nothing is appended (the window appended
+to the history it replaces would send the conversation twice). The window's user messages carry
+an output ``id``, which the Responses input type of a message does not declare; the request
+sends input messages without it (the stored item keeps it).
+
 Pairing rule of the request builder: a ``function_call`` (or ``custom_tool_call``) is answered
 by an output with its ``call_id`` anywhere after it, as the pairing engine decides
 (:mod:`hydrangea.context.pairing`). An unanswered call gets an output
 reading :data:`~hydrangea.context.adapter.ORPHAN_CALL_NOTICE` right after the model turn that
 made it (the run of model-side items holding the call); an output that answers nothing becomes a
 user message ``"[tool result <call_id>] <output>"`` in its place.
+
+Built-in tool items are sent as stored, with one exception: the entries of a
+``file_search_call``'s ``results`` are sent with only the fields the Responses input takes for
+them (``attributes``, ``file_id``, ``filename``, ``score``, ``text``; the SDK's
+``ResponseFileSearchToolCallParam``). The API returns more in its output (``vector_store_id``)
+than its input schema declares, and it answers an input field outside its schema with ``400
+Unknown parameter``. The stored item keeps every field byte for byte.
 
 The API also rejects a ``reasoning`` item that is not directly followed by the item it led to
 (a message or call of the same turn); such an item (left at the end by the collector, or from a
@@ -62,7 +83,7 @@ from hydrangea.context._openai_responses_checks import (
 from hydrangea.context.adapter import ORPHAN_CALL_NOTICE, Adapter, CallIds
 from hydrangea.context.native import NativeContent
 from hydrangea.context.pairing import CallSite, ResultSite
-from hydrangea.errors import InvalidItemError
+from hydrangea.errors import CompactionPlacementError, InvalidItemError
 from hydrangea.gateway import GatewayType
 from hydrangea.message import Message, Role, TextPart
 
@@ -168,9 +189,32 @@ class OpenAIResponsesAdapter(Adapter):
             return [self.canonical(entry) for entry in output_entries(body)]
         if not isinstance(body, dict):
             raise InvalidItemError(f"cannot read {type(body).__name__} as Responses output")
-        if body.get("object") == "response":
+        if body.get("object") in ("response", "response.compaction"):
             return _response_items(body)
         return [self.canonical(body)]
+
+    def check_push(self, history: Sequence[NativeContent], output: object) -> None:
+        """Refuse a ``/responses/compact`` result after a conversation (see the module
+        docstring, "Compaction")."""
+        if not _is_compacted_window(output):
+            return
+        started = next(
+            (
+                position
+                for position, item in enumerate(history)
+                if not (item.get("type", "message") == "message"
+                        and item.get("role") in ("system", "developer"))
+            ),
+            None,
+        )
+        if started is not None:
+            raise CompactionPlacementError(
+                "a /responses/compact result replaces the conversation it compacted, and this "
+                f"Context already holds one (item {started} onward); a Context is append-only: "
+                "push it into a new Context, Context(GatewayType.openai_responses)"
+                ".push_back(compacted), and continue there (system or developer messages may "
+                "come first); this Context keeps the full history"
+            )
 
     def canonical(self, item: NativeContent) -> NativeContent:
         """``item`` without null-valued keys, at every depth (as the SDK's dumps leave them)."""
@@ -241,6 +285,10 @@ class OpenAIResponsesAdapter(Adapter):
                 result.append(_output_as_text(item))
             elif item.get("type") == "reasoning" and not _followed(items, index):
                 _log.debug("left out reasoning item %s: nothing of its turn follows it", item["id"])
+            elif item.get("type") == "file_search_call":
+                result.append(_file_search_sent(item))
+            elif "id" in item and item.get("role") in _INPUT_ROLES:
+                result.append({k: copy.deepcopy(v) for k, v in item.items() if k != "id"})
             else:
                 result.append(copy.deepcopy(item))
             if index in unanswered:
@@ -258,6 +306,37 @@ class OpenAIResponsesAdapter(Adapter):
                 result.extend(notices)
                 notices = []
         return {"input": result}
+
+
+_INPUT_ROLES = frozenset({"user", "system", "developer"})
+"""Roles of input messages: their Responses input type has no ``id`` (a compacted window's user
+messages carry one in the output)."""
+
+
+def _is_compacted_window(output: object) -> bool:
+    """Whether ``output`` is a ``/responses/compact`` result (the dict or the SDK's object)."""
+    if isinstance(output, dict):
+        return output.get("object") == "response.compaction"
+    return getattr(output, "object", None) == "response.compaction"
+
+
+_FILE_SEARCH_RESULT_KEYS = frozenset({"attributes", "file_id", "filename", "score", "text"})
+"""The fields of a ``file_search_call`` result the Responses input takes (the SDK's
+``ResponseFileSearchToolCallParam.Result``)."""
+
+
+def _file_search_sent(item: NativeContent) -> dict[str, Any]:
+    """A copy of the ``file_search_call`` ``item`` whose results hold only input fields."""
+    sent = copy.deepcopy(item)
+    results = sent.get("results")
+    if isinstance(results, list):
+        sent["results"] = [
+            {k: v for k, v in entry.items() if k in _FILE_SEARCH_RESULT_KEYS}
+            if isinstance(entry, dict)
+            else entry
+            for entry in results
+        ]
+    return sent
 
 
 def _followed(items: Sequence[NativeContent], index: int) -> bool:

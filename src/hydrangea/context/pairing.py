@@ -21,11 +21,14 @@ The rule, deterministic (same items, same pairing):
   Context gives the same id to the same call every time, before and after appends, and the tail
   the collector detaches never renumbers what stays. ``#`` cannot occur in a Gemini function
   name, so a stable id never collides with a name. :meth:`Adapter.to_messages` hands this id out.
-* On gateways that pair by name (Gemini), a result whose id matches no call, or that has no id,
-  falls back to the function *name*: it answers the earliest unanswered earlier call of that
-  name, with or without an id. So ``ToolResultPart(call_id="get_weather")`` answers the first
-  open ``get_weather`` call, and ``ToolResultPart(call_id="get_weather#2")`` the second one
-  ever made.
+* A result whose id matches no call, or that has no id, falls back to the function *name*: it
+  answers the earliest unanswered earlier **id-less** call of that name, on every gateway (an
+  id-less call has nothing else to be named by). On gateways that pair by name (Gemini), the
+  fallback reaches calls with an id too. So ``ToolResultPart(call_id="get_weather")`` answers
+  the first open id-less ``get_weather`` call, and ``ToolResultPart(call_id="get_weather#2")``
+  the second one ever made. Id-less calls come from Gemini (``functionCall`` without ``id``)
+  and from Gemini's OpenAI-compatible Chat Completions endpoint (a tool call with
+  ``"id": ""``, which the Chat adapter reports as id-less).
 * Every call left unanswered is listed in order; every unmatched result is an orphan.
 
 Server-side tool pairs (Anthropic ``server_tool_use`` / ``mcp_tool_use`` with their results,
@@ -117,7 +120,8 @@ class Pairing:
 class PairingEngine:
     """Incremental pairing state: feed items in order with :meth:`add`, read :meth:`pairing`.
 
-    ``by_name`` turns on the function-name fallback (Gemini).
+    ``by_name`` extends the function-name fallback to calls that have an id (Gemini); id-less
+    calls can be answered by name on every gateway.
     """
 
     by_name: bool = False
@@ -150,7 +154,7 @@ class PairingEngine:
         self._calls.append(((index, call.slot), call, ident))
         self._open.append(True)
         _enqueue(self._by_id, ident if not call.kind else (call.kind, ident), number)
-        if self.by_name:
+        if self.by_name or call.id is None:
             _enqueue(self._by_name, call.name if not call.kind else (call.kind, call.name), number)
 
     def _take(self, table: dict[object, int | deque[int]], key: object) -> int | None:
@@ -173,7 +177,7 @@ class PairingEngine:
         number = None
         if result.ref is not None:
             number = self._take(self._by_id, result.ref if not kind else (kind, result.ref))
-        if number is None and self.by_name:
+        if number is None and self._by_name:
             named = result.ref if result.ref is not None else result.name
             if named is not None:
                 number = self._take(self._by_name, named if not kind else (kind, named))

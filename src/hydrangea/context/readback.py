@@ -1,9 +1,10 @@
 """Reading a Context back as generic Messages, routing replies, and model switches.
 
 * :func:`messages_of` turns native items into :class:`~hydrangea.message.Message` s through the
-  adapter's ``to_messages``; id-less tool calls (Gemini) get the stable ids the pairing engine
-  gives them over the whole history (``"<name>#<n>"``, see :mod:`hydrangea.context.pairing`), so
-  a ``ToolResultPart`` built from a call read back answers exactly that call.
+  adapter's ``to_messages``; id-less tool calls (Gemini, and Chat calls with ``"id": ""``) get
+  the stable ids the pairing engine gives them over the whole history (``"<name>#<n>"``, see
+  :mod:`hydrangea.context.pairing`), so a ``ToolResultPart`` built from a call read back answers
+  exactly that call.
 * :func:`reply_of` joins the Messages of one model response into the single assistant reply
   an area's ``route()`` takes.
 * :func:`same_model` and :func:`for_model` decide which stored items were produced by another
@@ -34,7 +35,7 @@ class ReplyRoute(Protocol):
 def messages_of(adapter: Adapter, items: Sequence[NativeContent], start: int = 0) -> list[Message]:
     """The Messages of ``items[start:]``, with history-wide stable ids for id-less calls."""
     ids: dict[int, dict[int, str]] = {}
-    if adapter.pairs_by_name:
+    if adapter.pairs_by_name or adapter.has_idless_calls:
         pairing = adapter.pairing(items)
         for (index, slot), call, ident in pairing.calls:
             if call.id is None and index >= start:

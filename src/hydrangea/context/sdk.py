@@ -3,7 +3,8 @@
 :func:`read_sdk_response` tells which gateway an SDK object belongs to and returns the provider
 JSON it stands for: ``openai`` ``ChatCompletion`` and ``ParsedChatCompletion``
 (``client.chat.completions.parse``), ``Response`` and ``ParsedResponse``
-(``client.responses.parse``), ``anthropic`` ``Message``, ``ParsedMessage`` and ``BetaMessage``,
+(``client.responses.parse``), ``CompactedResponse`` (``client.responses.compact``),
+``anthropic`` ``Message``, ``ParsedMessage`` and ``BetaMessage``,
 ``google-genai`` ``GenerateContentResponse``. The stream helpers' final objects
 (``get_final_completion()``, ``get_final_response()``, ``get_final_message()``) are instances of
 these classes, so they are read the same way. :func:`stream_event_gateway` recognises one event or
@@ -102,12 +103,18 @@ def _union_members(annotation: object) -> tuple[type, ...]:
 
 
 def _openai_responses() -> tuple[type, ...]:
+    """(``ChatCompletion``, then the Responses classes: ``Response`` and, in SDKs that have
+    ``client.responses.compact``, its ``CompactedResponse``)."""
     if not _loaded("openai"):
         return ()
     from openai.types.chat import ChatCompletion
     from openai.types.responses import Response
 
-    return (ChatCompletion, Response)
+    try:
+        from openai.types.responses import CompactedResponse
+    except ImportError:  # an SDK older than the compact endpoint
+        return (ChatCompletion, Response)
+    return (ChatCompletion, Response, CompactedResponse)
 
 
 def _anthropic_messages() -> tuple[type, ...]:
@@ -170,13 +177,13 @@ def read_sdk_response(output: object) -> SdkResponse | None:
     kind = f"{type(output).__module__}.{type(output).__qualname__}"
     openai_types = _openai_responses()
     if openai_types and isinstance(output, openai_types):
-        chat, responses = openai_types
+        chat, *responses = openai_types
         body = _dump_pydantic(output)
         if isinstance(output, chat):
             if _is_parsed(output):
                 _strip_chat_parse_fields(body)
             return SdkResponse(GatewayType.openai, body, kind)
-        assert isinstance(output, responses)
+        assert isinstance(output, tuple(responses))
         if _is_parsed(output):
             _strip_parse_fields(body.get("output"))
         return SdkResponse(GatewayType.openai_responses, body, kind)

@@ -127,7 +127,7 @@ def _as_mapping(output: object) -> Mapping[str, Any] | None:
     dump = getattr(output, "model_dump", None)
     if callable(dump):
         try:
-            dumped = dump(mode="json", by_alias=False, exclude_none=True)
+            dumped = dump(mode="json", by_alias=False, exclude_none=True, warnings=False)
         except TypeError:
             dumped = dump()
         return dumped if isinstance(dumped, Mapping) else None

@@ -22,6 +22,7 @@ import weakref
 from collections.abc import Iterator
 from typing import assert_never
 
+from hydrangea import _spans, tracing
 from hydrangea.context.area import AnyContextArea, AreaFlowState, AreaLifeState
 from hydrangea.context.context import Context
 from hydrangea.context.native import NativeContent, copy_json
@@ -255,6 +256,7 @@ class CoopContext:
 
     # -- rendering ---------------------------------------------------------------------------
 
+    @_spans.coop_render
     def render(self) -> Context:
         """Collect the reclaimable tail, run one unfold pass, and return the Context."""
         me = threading.get_ident()
@@ -278,6 +280,7 @@ class CoopContext:
                 f"{found[0]!r} has async callbacks; use `await coop.arender()` for async areas"
             )
 
+    @_spans.coop_render
     async def arender(self) -> Context:
         """:meth:`render` for async areas: awaits each callback that returns an awaitable.
 
@@ -338,6 +341,7 @@ class CoopContext:
         doomed = [*plan.areas, *never_rendered]
         if not doomed:
             return []
+        started = tracing.now()
         # Phase 1: every promote(), and the conversion of what they return. Nothing has changed
         # yet, so an exception here leaves everything as it was.
         promoted: list[NativeContent] = []
@@ -379,6 +383,7 @@ class CoopContext:
             promoted=len(promoted),
             areas=tuple(e.area for e in doomed),
         )
+        _spans.collection(started, self._last_collection, len(errors))
         _log.debug(
             "collected %d area(s): detached %d item(s) from %s, promoted %d",
             len(doomed),

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from hydrangea import _spans
 from hydrangea.context.adapter import Adapter
 from hydrangea.context.caching import AnthropicCaching, cached_anthropic_kwargs
 from hydrangea.context.context import Context
@@ -167,6 +168,7 @@ class LifecycleRequest:
         return tuple(out)
 
     @property
+    @_spans.lifecycle_request
     def kwargs(self) -> dict[str, Any]:
         """Keyword arguments for the gateway's SDK call (without ``model``).
 

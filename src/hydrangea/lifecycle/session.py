@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Literal, Protocol, assert_never, runtime_checkable
 
+from hydrangea import _spans
 from hydrangea._saved import read_text_checked, write_text_atomic
 from hydrangea.context.caching import AnthropicCaching
 from hydrangea.context.context import Context
@@ -230,6 +231,7 @@ class Lifecycle:
 
     # -- rendering ---------------------------------------------------------------------------
 
+    @_spans.lifecycle_render
     def render(self) -> LifecycleRequest:
         """Run one episode: the CoopContext's render, permanent appends, then the overlay.
 
@@ -253,6 +255,7 @@ class Lifecycle:
         finally:
             self._rendering = False
 
+    @_spans.lifecycle_render
     async def arender(self) -> LifecycleRequest:
         """:meth:`render` with the CoopContext's ``arender()``, for async areas.
 
