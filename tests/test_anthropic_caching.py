@@ -19,6 +19,9 @@ from hypothesis import strategies as st
 from hydrangea.context import Context
 from hydrangea.context.caching import (
     AnthropicCaching,
+    BlockView,
+    _Block,
+    _memo_prefix_tokens,
     cache_anthropic_request,
     minimum_cacheable_tokens,
 )
@@ -251,3 +254,148 @@ def test_minimums_follow_the_documented_table() -> None:
     short = AnthropicCaching(model="claude-haiku-4-5")
     out, _ = cache_anthropic_request(_kwargs(2), caching=short)
     assert _markers(_flat(out)) == [2]  # 1,500 tokens of system: under Haiku 4.5's minimum
+
+
+# -- cut guards: the prefix a collection keeps is cached before the collection ------------------
+
+
+def _entries_read(entries: set[tuple[str, ...]], blocks: list[dict[str, Any]]) -> int:
+    """The oracle's Anthropic read: the longest prefix written at an earlier request's marker
+    that ends among the 20 blocks up to one of this request's markers (in blocks)."""
+    bare = [_bare(b) for b in blocks]
+    best = 0
+    for marker in _markers(blocks):
+        for end in range(marker + 1, max(marker - 19, 0), -1):
+            if tuple(bare[:end]) in entries:
+                best = max(best, end)
+                break
+    return best
+
+
+def _write(entries: set[tuple[str, ...]], blocks: list[dict[str, Any]]) -> None:
+    bare = [_bare(b) for b in blocks]
+    entries.update(tuple(bare[: marker + 1]) for marker in _markers(blocks))
+
+
+def test_a_cut_guard_marks_the_block_before_the_cut() -> None:
+    kwargs = _kwargs(6)  # system (block 0) + six one-block messages (blocks 1-6)
+    out, plan = cache_anthropic_request(kwargs, stable_messages=6, cuts=[3])
+    # message 2 (block 3) is the last before the cut; head 0; anchor 6
+    assert _markers(_flat(out)) == [0, 3, 6] and plan.placed == (0, 3, 6)
+    out, _ = cache_anthropic_request(kwargs, stable_messages=4, cuts=[5, 2])
+    assert _markers(_flat(out)) == [0, 2, 4]  # the cut at 5 lies after the stable history
+    out, _ = cache_anthropic_request(kwargs, stable_messages=6, cuts=[4, 3, 2])
+    assert _markers(_flat(out)) == [0, 3, 4, 6]  # newest guard first, then while room is left
+    assert "cache_control" not in json.dumps(kwargs)
+
+
+def test_the_prefix_before_a_collected_area_is_read_after_the_collection() -> None:
+    context = Context(GatewayType.anthropic)
+    context.emplace_message(Message(role=Role.system, content=SYSTEM))
+    context.emplace_message(Message(role=Role.user, content="the task"))
+    coop = CoopContext(context)
+    lifecycle = Lifecycle(coop)
+    entries: set[tuple[str, ...]] = set()
+    reads: list[int] = []
+
+    def turn() -> list[str]:
+        kwargs = lifecycle.render().kwargs
+        check_anthropic.validate(kwargs)
+        blocks = _flat(kwargs)
+        reads.append(_entries_read(entries, blocks))
+        _write(entries, blocks)
+        return [_bare(b) for b in blocks]
+
+    turn()
+    # a summary region and the segment after it are rendered in the same turn, as a
+    # compacting conversation does: no request ever ends its history at the summary
+    region = Probe("region", [], [["summary 0"]])
+    segment = Probe("segment", [], [["next request"]], promoted=["summary 1"])
+    coop.register(region)
+    coop.register(segment)
+    turn()
+    for n in range(4):
+        context.push_back({"role": "assistant", "content": [{"type": "text", "text": f"r{n}"}]})
+        context.emplace_message(Message(role=Role.user, content=f"tool output {n}"))
+        before = turn()
+    segment.retire()
+    after = turn()
+    assert coop.collections == 1
+    kept = next(n for n, (b, a) in enumerate(zip(before, after, strict=False)) if b != a)
+    assert kept == 3  # system, the task, summary 0
+    assert reads[-1] == kept  # without the guard: 2 (only up to the task)
+
+
+# -- the block view of a cached prefix -------------------------------------------------------
+
+
+@given(
+    st.integers(0, 3),
+    st.lists(st.integers(1, 3), max_size=8),
+    st.integers(0, 8),
+    st.lists(st.integers(1, 3), max_size=5),
+)
+def test_a_block_view_reads_like_the_concatenated_list(
+    head_size: int, cached_sizes: list[int], cut: int, rest_sizes: list[int]
+) -> None:
+    # oracle: the plain list head + cached blocks of the first ``cut`` messages + rest
+    head = [_Block("system", n, -1, {"system": n}) for n in range(head_size)]
+    cached = [_Block("messages", m, b, {"m": m, "b": b})
+              for m, size in enumerate(cached_sizes) for b in range(size)]
+    cut = min(cut, len(cached_sizes))
+    count = sum(cached_sizes[:cut])
+    listed: list[dict[str, Any]] = [
+        {"role": "user", "content": [{"m": m, "b": b} for b in range(size)]}
+        for m, size in enumerate([*cached_sizes[:cut], *rest_sizes])
+    ]
+    rest = [_Block("messages", cut + m, b, listed[cut + m]["content"][b])
+            for m, size in enumerate(rest_sizes) for b in range(size)]
+    flat = head + cached[:count] + rest
+    view = BlockView(head, cached, count, listed, cut)
+    assert len(view) == len(flat)
+    assert all(view[n] == flat[n] for n in range(-len(flat), len(flat)))
+    assert view[:] == flat
+    with pytest.raises(IndexError):
+        view[len(flat)]
+    for messages in range(cut + len(rest_sizes) + 2):
+        first = next((n for n, b in enumerate(flat) if b.section == "messages"
+                      and b.outer >= messages), len(flat))
+        assert view.section_end(messages) == first
+    assert view.fixed == (head_size + count if count else 0)
+
+
+@given(
+    st.lists(
+        st.tuples(st.lists(st.integers(0, 60), max_size=12), st.integers(0, 12), st.booleans()),
+        min_size=1,
+        max_size=8,
+    ),
+    st.integers(1, 200),
+)
+def test_the_prefix_token_memo_counts_like_a_fresh_count(
+    steps: list[tuple[list[int], int, bool]], enough: int
+) -> None:
+    # each step: a list of block text lengths, how many leading blocks stay the same objects
+    # as in the step before, and whether the caller kept its memo; the oracle counts afresh
+    memo: dict[str, Any] = {}
+    previous: list[tuple[int, _Block]] = []  # (text length, block)
+    for sizes, keep, kept_memo in steps:
+        made = [
+            previous[n] if n < min(keep, len(previous)) and previous[n][0] == size
+            else (size, _Block("messages", n, 0, {"t": "x" * size}))
+            for n, size in enumerate(sizes)
+        ]
+        blocks = [block for _, block in made]
+        if not kept_memo:
+            memo = {}
+        end = len(blocks)
+        got = _memo_prefix_tokens(blocks, end, len, enough, memo=memo,
+                                  counter_key=None)
+        totals: list[int] = []
+        for block in blocks:
+            if totals and totals[-1] >= enough:
+                break
+            text = json.dumps(block.value, ensure_ascii=False, separators=(",", ":"))
+            totals.append((totals[-1] if totals else 0) + len(text))
+        assert got == totals
+        previous = made

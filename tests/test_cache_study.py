@@ -475,3 +475,28 @@ def test_checkpoints_in_tool_loops_shrink_the_requests_and_keep_every_fact(
     assert loops.extra["checkpoints"] > ends.extra["checkpoints"]
     assert loops.totals.mean_tokens < ends.totals.mean_tokens
     assert loops.totals.billed < ends.totals.billed
+
+
+def test_anthropic_breakpoints_read_every_prefix_an_earlier_request_sent(
+    session: Transcript,
+) -> None:
+    # The library's breakpoints (cut guards before each area's start included) leave nothing
+    # on the table under Anthropic's rules: each request reads as much as a cache of *every*
+    # earlier prefix would give it (the oracle below), checkpoints and rollups included.
+    renderer = Renderer(LocalApproxCounter(), GatewayType.anthropic)
+    strategy = _library(session, renderer, _BUDGET, LibrarySetting(2_500, 3_000))
+    assert isinstance(strategy, LibraryStrategy)
+    requests = _run(strategy, session, renderer)
+    rules = AnthropicRules()
+    rules.reset()
+    seen: set[tuple[str, ...]] = set()
+    read = best = 0
+    for request in requests:
+        texts = tuple(unit.text for unit in request)
+        shared = max((n for n in range(len(texts) + 1) if texts[:n] in seen), default=0)
+        tokens = sum(unit.tokens for unit in request[:shared])
+        best += tokens if tokens >= MIN_CACHEABLE_TOKENS else 0
+        seen.update(texts[:n] for n in range(1, len(texts) + 1))
+        read += rules.cost(request)[0]
+    assert strategy.checkpoints >= 3
+    assert read == best

@@ -15,11 +15,16 @@ message's content blocks. :func:`cache_anthropic_request` places, in this priori
    the lifecycle overlay), always: below the minimum it costs nothing and caches nothing;
 2. a **bridge** within the lookback after the previous request's history anchor, when the new
    anchor is too far from it to find it;
-3. the **head** on the end of tools and system, so a collection that cuts the history keeps it;
-4. a **fallback** within the lookback after the history anchor of the request before that, so a
-   write that never happened (a failed request) does not cost the whole conversation.
+3. a **cut guard** on the last block before the newest place where a later collection may cut
+   the stable history (the start of the newest area of a CoopContext, passed as ``cuts``): the
+   prefix that survives that collection is then already cached when it happens, and the first
+   request after it reads everything before the cut instead of only tools and system;
+4. the **head** on the end of tools and system, so a collection that cuts the history keeps it;
+5. a **fallback** within the lookback after the history anchor of the request before that, so a
+   write that never happened (a failed request) does not cost the whole conversation;
+6. guards for older cut points, while breakpoints remain.
 
-2-4 are skipped when their prefix is shorter than the model's minimum. Breakpoints the caller
+2-6 are skipped when their prefix is shorter than the model's minimum. Breakpoints the caller
 set are kept and counted. Nothing is ever placed after the stable history, and the input is
 never changed: marked blocks (and the lists and messages holding them) are shallow copies.
 """
@@ -30,7 +35,8 @@ import json
 from bisect import bisect_left
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, get_args
+from operator import attrgetter
+from typing import Any, Literal, Protocol, get_args, overload
 
 from hydrangea.context.adapter import Adapter
 from hydrangea.context.native import NativeContent
@@ -192,6 +198,86 @@ class _Block:
     value: object
 
 
+class BlockView(Sequence[_Block]):
+    """``head + cached[:count]`` and the blocks of ``messages[first:]`` as one sequence of
+    blocks, without copying ``cached`` (the blocks of the later messages are made only if read).
+
+    For a caller that keeps the blocks of an unchanged prefix
+    (:mod:`hydrangea.context.request_cache`): ``cached`` is its own list, read only while the
+    view is in use. The first :attr:`fixed` blocks (head and cached) hold the same values for as
+    long as the caller keeps the placement ``memo`` it passes with them.
+    """
+
+    __slots__ = ("_cached", "_count", "_first", "_head", "_later", "_messages", "_rest", "_start")
+
+    def __init__(
+        self,
+        head: list[_Block],
+        cached: list[_Block],
+        count: int,
+        messages: Sequence[object] = (),
+        first: int = 0,
+    ) -> None:
+        self._head = head
+        self._cached = cached
+        self._count = count
+        self._messages = messages
+        self._first = first
+        self._rest: list[_Block] | None = None
+        self._start = len(head) + count
+        later = 0
+        for m in range(first, len(messages)):
+            message = messages[m]
+            content = message.get("content") if isinstance(message, dict) else None
+            later += len(content) if isinstance(content, list) else 1
+        self._later = later
+
+    @property
+    def fixed(self) -> int:
+        """How many leading blocks come from the head and the cached prefix (0 without one)."""
+        return self._start if self._count else 0
+
+    @property
+    def rest(self) -> list[_Block]:
+        """The blocks after the cached prefix (made on first use)."""
+        if self._rest is None:
+            self._rest = [
+                block
+                for m in range(self._first, len(self._messages))
+                for block in message_blocks(m, self._messages[m])
+            ]
+        return self._rest
+
+    def section_end(self, messages: int) -> int:
+        """The number of blocks before message ``messages`` (see :func:`request_blocks`)."""
+        count = self._count
+        if count and messages <= self._cached[count - 1].outer:
+            return len(self._head) + bisect_left(self._cached, messages, 0, count, key=_OUTER)
+        if messages <= self._first:
+            return self._start
+        return self._start + bisect_left(self.rest, messages, key=_OUTER)
+
+    def __len__(self) -> int:
+        return self._start + self._later
+
+    @overload
+    def __getitem__(self, index: int) -> _Block: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[_Block]: ...
+    def __getitem__(self, index: int | slice) -> _Block | list[_Block]:
+        if isinstance(index, slice):
+            return [self[n] for n in range(*index.indices(len(self)))]
+        if index >= self._start:
+            return self.rest[index - self._start]
+        if index < 0:
+            return self[index + len(self)] if index >= -len(self) else self.rest[index]
+        head = len(self._head)
+        return self._head[index] if index < head else self._cached[index - head]
+
+
+_OUTER = attrgetter("outer")
+
+
 def request_blocks(kwargs: Mapping[str, Any]) -> list[object]:
     """Every block of an Anthropic request in the API's order (tools, system, messages).
 
@@ -254,16 +340,22 @@ def cache_anthropic_request(
     stable_messages: int | None = None,
     earlier: Sequence[int] = (),
     caching: AnthropicCaching | None = None,
-    blocks: list[_Block] | None = None,
+    blocks: Sequence[_Block] | None = None,
     kept: tuple[int, ...] | None = None,
     memo: dict[str, Any] | None = None,
+    cuts: Sequence[int] = (),
+    owned: bool = False,
 ) -> tuple[dict[str, Any], BreakpointPlan]:
     """``kwargs`` with breakpoints placed, and where they are.
 
     ``stable_messages`` is how many leading messages belong to the stable history (``None``:
     all of them); tools and system always do. ``earlier`` holds the ``stable_messages`` of the
     previous requests of the session, newest first, where their history anchors were (only
-    those whose messages this request still starts with). The input is not changed.
+    those whose messages this request still starts with). ``cuts`` holds message counts where
+    a later collection may cut the stable history, newest first (a cut guard goes on the last
+    block before each, while breakpoints remain). The input is not changed, unless ``owned``
+    says the caller owns the top-level lists of ``kwargs`` (a request built fresh for this
+    call): marked entries are then replaced in those lists instead of copies of them.
     ``blocks`` and ``kept`` (the blocks and the positions of caller markers, as computed here)
     may be passed by a caller that keeps them for an unchanged prefix, with a ``memo`` dict
     (kept by that caller, emptied when its prefix changes) for the token estimate of the
@@ -302,10 +394,23 @@ def cache_anthropic_request(
         chosen.add(position)
         placed.append(position)
 
+    last: dict[int, int | None] = {} if memo is None else memo.setdefault("last", {})
+    fixed = blocks.fixed if isinstance(blocks, BlockView) else 0
+
+    def last_before(messages: int) -> int | None:
+        """The last markable block before message ``messages`` (memoized in the fixed part)."""
+        if messages in last:
+            return last[messages]
+        end = _section_end(blocks, messages)
+        found = _last_markable(blocks, 0, end)
+        if end <= fixed:
+            last[messages] = found
+        return found
+
     anchor = _last_markable(blocks, 0, stable_end)
     head_end = _section_end(blocks, 0)
     head = _last_markable(blocks, 0, min(head_end, stable_end))
-    targets = [_last_markable(blocks, 0, _section_end(blocks, m)) for m in earlier[:2]]
+    targets = [last_before(m) for m in earlier[:2]]
 
     def bridge(target: int | None) -> int | None:
         """A markable block within the lookback after ``target``, unless one is chosen."""
@@ -315,12 +420,19 @@ def cache_anthropic_request(
             return None
         return _first_markable(blocks, target, min(target + LOOKBACK_BLOCKS, anchor + 1))
 
+    guards = [
+        guard for cut in cuts if 0 <= cut <= stable and (guard := last_before(cut)) is not None
+    ]
     add(anchor, check_minimum=False)
     if targets:
         add(bridge(targets[0]), check_minimum=True)
+    if guards:
+        add(guards[0], check_minimum=True)
     add(head, check_minimum=True)
     if len(targets) > 1:
         add(bridge(targets[1]), check_minimum=True)
+    for guard in guards[1:]:
+        add(guard, check_minimum=True)
     plan = BreakpointPlan(kept, tuple(sorted(placed)), stable_end, anchor)
     markers: dict[int, object] = {}
     for n in kept:
@@ -328,11 +440,13 @@ def cache_anthropic_request(
         markers[n] = value.get("cache_control") if isinstance(value, dict) else None
     markers.update((n, caching.marker) for n in plan.placed)
     _check_ttl_order([markers[n] for n in sorted(markers)], sorted(markers))
-    return _apply(kwargs, blocks, plan.placed, caching.marker), plan
+    return _apply(kwargs, blocks, plan.placed, caching.marker, owned=owned), plan
 
 
-def _section_end(blocks: list[_Block], messages: int) -> int:
+def _section_end(blocks: Sequence[_Block], messages: int) -> int:
     """The number of blocks before message ``messages`` (tools and system included)."""
+    if isinstance(blocks, BlockView):
+        return blocks.section_end(messages)
     head = 0
     while head < len(blocks) and blocks[head].section != "messages":
         head += 1  # tools and system: a few blocks
@@ -340,7 +454,7 @@ def _section_end(blocks: list[_Block], messages: int) -> int:
 
 
 def _prefix_tokens(
-    blocks: list[_Block], end: int, count: Callable[[str], int], enough: int
+    blocks: Sequence[_Block], end: int, count: Callable[[str], int], enough: int
 ) -> list[int]:
     """Estimated tokens up to each block; counting stops once ``enough`` is reached (later
     prefixes are only longer), so a long conversation costs O(blocks up to the minimum)."""
@@ -355,7 +469,7 @@ def _prefix_tokens(
 
 
 def _memo_prefix_tokens(
-    blocks: list[_Block],
+    blocks: Sequence[_Block],
     end: int,
     count: Callable[[str], int],
     enough: int,
@@ -363,31 +477,45 @@ def _memo_prefix_tokens(
     memo: dict[str, Any] | None,
     counter_key: object,
 ) -> list[int]:
-    """:func:`_prefix_tokens`, reused while the blocks it counted are the same objects."""
-    hit = None if memo is None else memo.get("tokens")
-    if hit is not None:
-        counter, minimum, values, out = hit
-        if (
-            counter is counter_key
-            and minimum == enough
-            and len(values) <= end
-            and all(blocks[n].value is value for n, value in enumerate(values))
-        ):
-            return list(out)
-    out = _prefix_tokens(blocks, end, count, enough)
-    if memo is not None and out and out[-1] >= enough:
-        memo["tokens"] = (counter_key, enough, [blocks[n].value for n in range(len(out))], out)
+    """:func:`_prefix_tokens`, continued from the leading blocks an earlier call counted while
+    they are the same objects (those of a :class:`BlockView`'s fixed part are, for as long as
+    its caller keeps ``memo``): each block is counted once while the prefix grows to the
+    minimum, and not at all after that."""
+    if memo is None:
+        return _prefix_tokens(blocks, end, count, enough)
+    fixed = blocks.fixed if isinstance(blocks, BlockView) else 0
+    values: list[object] = []
+    out: list[int] = []
+    hit = memo.get("tokens")
+    if hit is not None and hit[0] is counter_key and hit[1] == enough:
+        _, _, values, out, fixed_then = hit
+        limit = min(len(values), end)
+        same = min(fixed, fixed_then, limit)  # fixed when stored and now: unchanged since
+        while same < limit and blocks[same].value is values[same]:
+            same += 1
+        if same == len(values) and (same == end or (out and out[-1] >= enough)):
+            return out
+        values, out = values[:same], out[:same]
+    total = out[-1] if out else 0
+    for n in range(len(out), end):
+        if total >= enough:
+            break  # every later prefix holds the same or more (the caller reads the last)
+        value = blocks[n].value
+        total += count(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+        values.append(value)
+        out.append(total)
+    memo["tokens"] = (counter_key, enough, values, out, fixed)
     return out
 
 
-def _last_markable(blocks: list[_Block], start: int, stop: int) -> int | None:
+def _last_markable(blocks: Sequence[_Block], start: int, stop: int) -> int | None:
     for n in range(stop - 1, start - 1, -1):
         if _markable(blocks[n].value, blocks[n].section):
             return n
     return None
 
 
-def _first_markable(blocks: list[_Block], start: int, stop: int) -> int | None:
+def _first_markable(blocks: Sequence[_Block], start: int, stop: int) -> int | None:
     for n in range(start, stop):
         if _markable(blocks[n].value, blocks[n].section):
             return n
@@ -395,20 +523,34 @@ def _first_markable(blocks: list[_Block], start: int, stop: int) -> int | None:
 
 
 def _apply(
-    kwargs: Mapping[str, Any], blocks: list[_Block], placed: Sequence[int], marker: dict[str, str]
+    kwargs: Mapping[str, Any],
+    blocks: Sequence[_Block],
+    placed: Sequence[int],
+    marker: dict[str, str],
+    *,
+    owned: bool = False,
 ) -> dict[str, Any]:
     out = dict(kwargs)
     copied: dict[str, list[Any]] = {}
     message_lists: dict[int, list[Any]] = {}
+
+    def fresh(key: str) -> list[Any]:
+        listed = kwargs[key]
+        return listed if owned and isinstance(listed, list) else list(listed)
+
     for position in placed:
         block = blocks[position]
         assert isinstance(block.value, dict)
         marked = {**block.value, "cache_control": dict(marker)}
         if block.section != "messages":
-            target = copied.setdefault(block.section, list(kwargs[block.section]))
+            target = copied.get(block.section)
+            if target is None:
+                target = copied[block.section] = fresh(block.section)
             target[block.outer] = marked
             continue
-        messages = copied.setdefault("messages", list(kwargs["messages"]))
+        messages = copied.get("messages")
+        if messages is None:
+            messages = copied["messages"] = fresh("messages")
         content = message_lists.get(block.outer)
         if content is None:
             content = message_lists[block.outer] = list(messages[block.outer]["content"])
@@ -455,8 +597,9 @@ def cached_anthropic_kwargs(
     boundaries: MutableMapping[int, int] | None = None,
     built: dict[str, Any] | None = None,
     shared_of: Callable[[int], int] | None = None,
-    blocks: tuple[list[Any], tuple[int, ...]] | None = None,
+    blocks: tuple[Sequence[Any], tuple[int, ...]] | None = None,
     memo: dict[str, Any] | None = None,
+    cut_items: Sequence[int] = (),
 ) -> dict[str, Any]:
     """Build the request for ``items`` and place its breakpoints.
 
@@ -467,7 +610,10 @@ def cached_anthropic_kwargs(
     ``boundaries`` mapping (item count to message count, kept while those items do not change)
     to build each boundary once per session. ``built`` (the request already built for
     ``items``) and ``shared_of`` (boundary to shared message count) let an incremental builder
-    (:mod:`hydrangea.context.request_cache`) skip both builds.
+    (:mod:`hydrangea.context.request_cache`) skip both builds; a ``built`` request is the
+    caller's own (its top-level lists are marked in place). ``cut_items`` are item counts where
+    a later collection may cut the stable history, newest first (cut guards, see
+    :func:`cache_anthropic_request`).
     """
     kwargs = adapter.build_request(items) if built is None else built
     caching = caching or AnthropicCaching()
@@ -498,9 +644,10 @@ def cached_anthropic_kwargs(
 
     stable_messages = shared(stable)
     earlier = [shared(n) for n in earlier_items[:2] if 0 < n <= stable]
+    cuts = [shared(n) for n in cut_items[:MAX_BREAKPOINTS] if 0 < n <= stable]
     out, _ = cache_anthropic_request(
         kwargs, stable_messages=stable_messages, earlier=earlier, caching=caching,
         blocks=None if blocks is None else blocks[0], kept=None if blocks is None else blocks[1],
-        memo=memo,
+        memo=memo, cuts=cuts, owned=built is not None,
     )
     return out

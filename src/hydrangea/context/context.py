@@ -358,29 +358,31 @@ class Context(Sequence[NativeContent]):
         earlier: Sequence[int] = (),
         caching: AnthropicCaching | None = None,
         overlay: Sequence[int] = (),
+        cuts: Sequence[int] = (),
     ) -> dict[str, Any]:
         """The builder's request for the first ``stable`` items followed by ``tail``.
 
         Built from this Context's request cache (:mod:`hydrangea.context.request_cache`): the
         cost is the items since the last closed prefix plus ``tail``, not the history. On
         Anthropic, breakpoints are placed (``stable`` is the stable history, ``earlier`` the
-        previous requests' ones) unless ``caching`` opts out. The top-level dict and lists are
-        fresh; the message dicts are shared with other requests (read-only). ``tail`` may start
-        with runs of ``overlay[0]``, ``overlay[1]`` ... items that later requests repeat (a
-        lifecycle's components: the same objects, never mutated); their messages are kept
-        between requests while they stay the same.
+        previous requests' ones, ``cuts`` where a later collection may cut the history)
+        unless ``caching`` opts out. The top-level dict and lists are fresh; the message dicts
+        are shared with other requests (read-only). ``tail`` may start with runs of
+        ``overlay[0]``, ``overlay[1]`` ... items that later requests repeat (a lifecycle's
+        components: the same objects, never mutated); their messages are kept between
+        requests while they stay the same.
         """
         if not 0 <= stable <= len(self._items):
             raise IndexError(f"stable {stable} is outside 0..{len(self._items)}")
         cache = self._requests
         cache.sync(self.detached_from(cache.seen), self.detaches)
-        if self._gateway is not GatewayType.anthropic:
+        if self._gateway is not GatewayType.anthropic or (caching and not caching.enabled):
             return cache.build(self._items, stable, tail, overlay)
         built, blocks, kept = cache.build_with_blocks(self._items, stable, tail, overlay)
         return cached_anthropic_kwargs(
             self._adapter, _Sized(stable + len(tail)), stable_items=stable,
             earlier_items=earlier, caching=caching, built=built, blocks=(blocks, kept),
-            memo=cache.memo,
+            memo=cache.memo, cut_items=cuts,
             shared_of=lambda boundary: cache.shared_messages(self._items, boundary, built),
         )
 

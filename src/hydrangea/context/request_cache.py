@@ -30,13 +30,15 @@ mutate" in the providers guide); the request's top-level dict and lists are fres
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any, assert_never
 
 from hydrangea.context._gemini_request import build_gemini_request
 from hydrangea.context.adapter import Adapter
-from hydrangea.context.caching import head_blocks, message_blocks
+from hydrangea.context.caching import BlockView, head_blocks, message_blocks
 from hydrangea.context.native import NativeContent
 from hydrangea.context.pairing import Pairing, pair_items
 from hydrangea.gateway import GatewayType
@@ -101,7 +103,7 @@ class RequestCache:
         self._seen = 0
         self._blocks: list[Any] = []  # Anthropic: the cached messages' blocks
         self._kept: list[int] = []  # Anthropic: which of them carry a caller's cache_control
-        self._alone: dict[str, int] = {}  # anchor role -> how many messages the anchor builds to
+        self._alone: dict[str, int] = {}  # messages of each anchor built alone (not Gemini)
         self._chunks: dict[tuple[object, ...], _Run] = {}  # overlay runs: role before, item ids
         self._requests = 0  # requests built with an overlay
         self.memo: dict[str, Any] = {}
@@ -160,24 +162,27 @@ class RequestCache:
         stable: int,
         tail: Sequence[NativeContent],
         overlay: Sequence[int] = (),
-    ) -> tuple[dict[str, Any], list[Any], tuple[int, ...]]:
+    ) -> tuple[dict[str, Any], Sequence[Any], tuple[int, ...]]:
         """Anthropic: :meth:`build`, with the request's blocks and caller-marker positions as
         :func:`~hydrangea.context.caching.cache_anthropic_request` computes them, the cached
-        prefix's taken from the cache."""
+        prefix's taken from the cache. The blocks are a view of the cache's own (read them
+        before the next call of this cache), so the cost does not grow with the prefix."""
         built, checkpoint = self._compose(source, stable, tail, overlay)
         head = head_blocks(built)
+        messages = built.get(self._key) or []
         offset = len(head)
         kept = [n for n, b in enumerate(head) if _marked(b.value)]
-        messages = built.get(self._key) or []
-        blocks = head  # the head's blocks, then the cached prefix's, then the rest's
-        blocks.extend(self._blocks[: checkpoint.blocks])
-        for m in range(checkpoint.messages, len(messages)):
-            blocks.extend(message_blocks(m, messages[m]))
         kept.extend(offset + n for n in self._kept if n < checkpoint.blocks)
-        kept.extend(
-            n for n in range(offset + checkpoint.blocks, len(blocks)) if _marked(blocks[n].value)
-        )
-        return built, blocks, tuple(kept)
+        position = offset + checkpoint.blocks
+        for m in range(checkpoint.messages, len(messages)):
+            content = messages[m].get("content") if isinstance(messages[m], dict) else None
+            if not isinstance(content, list):
+                position += 1
+                continue
+            kept.extend(position + b for b, block in enumerate(content) if _marked(block))
+            position += len(content)
+        view = BlockView(head, self._blocks, checkpoint.blocks, messages, checkpoint.messages)
+        return built, view, tuple(kept)
 
     def _compose(
         self,
@@ -186,7 +191,8 @@ class RequestCache:
         tail: Sequence[NativeContent],
         overlay: Sequence[int] = (),
     ) -> tuple[dict[str, Any], _Checkpoint]:
-        self._advance(source, min(stable, len(source) - 1))
+        anthropic = self._adapter.gateway is GatewayType.anthropic
+        self._advance(source, stable if anthropic else min(stable, len(source) - 1))
         checkpoint = self._usable(source, stable, tail)
         p = checkpoint.items
         covered = sum(overlay)
@@ -305,18 +311,34 @@ class RequestCache:
     def shared_messages(
         self, source: Sequence[NativeContent], boundary: int, full: dict[str, Any]
     ) -> int:
-        """How many leading messages of ``full`` the request of ``source[:boundary]`` shares."""
-        prefix = self.build(source, boundary, ())[self._key]
+        """How many leading messages of ``full`` the request of ``source[:boundary]`` shares.
+
+        The cached messages up to the last checkpoint at or before ``boundary`` are shared by
+        construction; only the items after it are built (none at a checkpoint)."""
         messages = full.get(self._key) or []
-        count = 0
-        for checkpoint in reversed(self._checkpoints):
-            if checkpoint.items <= boundary:
-                count = min(checkpoint.messages, len(prefix), len(messages))
-                break
-        for before, now in zip(prefix[count:], messages[count:], strict=False):
+        anthropic = self._adapter.gateway is GatewayType.anthropic
+        shared: dict[int, int] = self.memo.setdefault("shared", {})
+        hit = shared.get(boundary) if anthropic else None
+        if hit is not None:
+            return min(hit, len(messages))
+        at = bisect_right(self._checkpoints, boundary, key=_ITEMS) - 1
+        checkpoint = self._checkpoints[max(at, 0)]
+        count = min(checkpoint.messages, len(messages))
+        p = checkpoint.items
+        if p == boundary or count < checkpoint.messages:
+            return count
+        rest = list(source[p:boundary])
+        if p == 0:
+            tail = list(self._build(rest, None).get(self._key) or [])
+        else:
+            tail = self._tail_messages(self._messages, source[p - 1], rest, checkpoint.counted)[1]
+        for before, now in zip(tail, messages[count:], strict=False):
             if before is not now and before != now:
                 break
             count += 1
+        if anthropic and boundary < self.prefix and count < len(messages):
+            # inside the closed prefix the answer no longer depends on the request's tail
+            shared[boundary] = count
         return count
 
     # -- internals ---------------------------------------------------------------------------
@@ -347,9 +369,11 @@ class RequestCache:
         it (Gemini), else ``None``."""
         anchor = self._anchor(before, last)
         role = str(anchor.get("role"))
-        alone = self._alone.get(role)
-        if alone is None:  # the anchor alone always builds alike: count it once per role
-            alone = self._alone[role] = len(self._build([anchor], counted).get(self._key) or [])
+        alone = self._alone.get(role) if counted is None else None
+        if alone is None:
+            alone = len(self._build([anchor], counted).get(self._key) or [])
+            if counted is None:
+                self._alone[role] = alone
         built = self._build([anchor, *rest], counted)
         extra = set(built) - {self._key}
         if extra:  # cannot happen at a valid boundary; keep the builder's word
@@ -390,7 +414,7 @@ class RequestCache:
             if seam is not None:  # the boundary rules keep turns from merging across it
                 raise AssertionError("a cached Gemini turn merged with the next segment")
             last = new[-1] if new else self._messages[-1] if self._messages else None
-        if not self._closes(last, source[stable]):
+        if stable < len(source) and not self._closes(last, source[stable]):
             return
         if p == 0:
             self._head = {k: v for k, v in built.items() if k != self._key}
@@ -415,8 +439,10 @@ class RequestCache:
         segment: list[NativeContent],
         pairing: Pairing,
     ) -> bool:
-        if stable >= len(source):
-            return False  # the boundary needs the item after it (Gemini merging) known
+        if stable >= len(source) and self._adapter.gateway is not GatewayType.anthropic:
+            # the boundary needs the item after it (Gemini merging) known; Anthropic's builder
+            # merges no turns, so the items' own request is a prefix of every longer one's
+            return False
         if not (self._non_system or any(item.get("role") != "system" for item in segment)):
             return False
         if pairing.unanswered:
@@ -453,6 +479,9 @@ class RequestCache:
         if last is None or not following.get("parts"):
             return False
         return bool(last["role"] != _gemini_role(following))
+
+
+_ITEMS = attrgetter("items")
 
 
 def _marked(value: object) -> bool:

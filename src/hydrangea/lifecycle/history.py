@@ -132,6 +132,8 @@ class LifecycleRequest:
     """The Context the history mirrors: :attr:`kwargs` builds from its request cache."""
     detaches: int = 0
     """The Context's detach count at render time (the cache is used while the history holds)."""
+    cuts: tuple[int, ...] = ()
+    """Where a later collection may cut the history (its areas' starts), newest first."""
 
     @property
     def stable(self) -> int:
@@ -188,12 +190,13 @@ class LifecycleRequest:
                 return context.build_incremental(
                     stable, tail, earlier=self.earlier_stable, caching=self.caching,
                     overlay=runs,
+                    cuts=self.cuts,
                 )
         if self.adapter.gateway is GatewayType.anthropic:
             return cached_anthropic_kwargs(
                 self.adapter, self.items, stable_items=self.stable,
                 earlier_items=self.earlier_stable, caching=self.caching,
-                boundaries=self.boundaries,
+                boundaries=self.boundaries, cut_items=self.cuts,
             )
         return self.adapter.build_request(self.items)
 

@@ -29,7 +29,9 @@ from hydrangea._saved import read_text_checked, write_text_atomic
 from hydrangea.context.caching import AnthropicCaching
 from hydrangea.context.context import Context
 from hydrangea.context.native import NativeContent
+from hydrangea.coop.coop_context import CoopContext
 from hydrangea.errors import ContextStateError
+from hydrangea.gateway import GatewayType
 from hydrangea.lifecycle.component import AUTO_KEY_PREFIX, Component, Placement
 from hydrangea.lifecycle.errors import InvalidComponentError, InvalidTargetError
 from hydrangea.lifecycle.history import HistoryLog, LifecycleRequest, OverlayItem, Snapshot
@@ -417,8 +419,23 @@ class Lifecycle:
         return LifecycleRequest(
             episode, self._log.view(), anchor, tuple(before), tuple(after), self.context.adapter,
             self._earlier, self._caching, self._boundaries, self.context, self.context.detaches,
+            self._cuts(),
         )
 
+    def _cuts(self) -> tuple[int, ...]:
+        """Anthropic: where a later collection may cut the history, newest first (the starts
+        of the CoopContext's areas: a collection detaches from one of them)."""
+        renderer = self._renderer
+        if self.context.adapter.gateway is not GatewayType.anthropic or not isinstance(
+            renderer, CoopContext
+        ):
+            return ()
+        starts = {
+            record.effect_range.earliest
+            for record in renderer.snapshot().areas
+            if record.effect_range is not None
+        }
+        return tuple(sorted(starts, reverse=True))
 
 _FOREVER = 1 << 62
 
