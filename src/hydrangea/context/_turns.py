@@ -9,12 +9,11 @@ the turns out with each turn's answers carried into the user turn that follows i
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from hydrangea.context.native import NativeContent
+from hydrangea.context.native import NativeContent, clone_json
 
 __all__ = [
     "LEADING_USER_PLACEHOLDER",
@@ -59,7 +58,7 @@ def split_leading_system(
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """A deep copy of ``items`` split into the parts of its leading run of system items
     (``parts_of`` reads them from one item) and the items after that run."""
-    copied: list[dict[str, Any]] = json.loads(json.dumps(list(items)))
+    copied: list[dict[str, Any]] = clone_json(list(items))
     system: list[dict[str, Any]] = []
     start = 0
     while start < len(copied) and copied[start].get("role") == "system":

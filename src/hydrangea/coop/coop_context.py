@@ -191,6 +191,19 @@ class CoopContext:
         """
         return self._last_collection
 
+    def range_starts(self) -> tuple[int, ...]:
+        """Where the areas' effect ranges begin, newest first, without repeats: the only
+        places a collection can start detaching (cheaper than :meth:`snapshot` when that is
+        all one needs, e.g. for placing Anthropic cache breakpoints)."""
+        if self._render_thread == threading.get_ident():
+            return self._range_starts()
+        with self._render_lock:
+            return self._range_starts()
+
+    def _range_starts(self) -> tuple[int, ...]:
+        starts = {e.effect_range.earliest for e in self._ring if e.effect_range is not None}
+        return tuple(sorted(starts, reverse=True))
+
     def snapshot(self) -> CoopSnapshot:
         """The ring in registration order with each area's states and range, and the cursor.
 

@@ -430,12 +430,8 @@ class Lifecycle:
             renderer, CoopContext
         ):
             return ()
-        starts = {
-            record.effect_range.earliest
-            for record in renderer.snapshot().areas
-            if record.effect_range is not None
-        }
-        return tuple(sorted(starts, reverse=True))
+        return renderer.range_starts()
+
 
 _FOREVER = 1 << 62
 
