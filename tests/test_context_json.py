@@ -121,7 +121,10 @@ def _saved(items: list[Any]) -> str:
                      "items": items})
 
 
-message_texts = st.text(alphabet=characters, max_size=20)
+# what a Message takes: lone surrogates are refused at the boundary (test_reliability_defects)
+message_texts = st.text(
+    alphabet=characters.filter(lambda c: not "\ud800" <= c <= "\udfff"), max_size=20
+)
 
 
 @given(contents=st.lists(message_texts, max_size=8), weights=st.lists(finite_floats, max_size=3))
