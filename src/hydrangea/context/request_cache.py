@@ -369,11 +369,9 @@ class RequestCache:
         it (Gemini), else ``None``."""
         anchor = self._anchor(before, last)
         role = str(anchor.get("role"))
-        alone = self._alone.get(role) if counted is None else None
-        if alone is None:
-            alone = len(self._build([anchor], counted).get(self._key) or [])
-            if counted is None:
-                self._alone[role] = alone
+        alone = self._alone.get(role)
+        if alone is None:  # the anchor makes no call: its count does not depend on ``counted``
+            alone = self._alone[role] = len(self._build([anchor], None).get(self._key) or [])
         built = self._build([anchor, *rest], counted)
         extra = set(built) - {self._key}
         if extra:  # cannot happen at a valid boundary; keep the builder's word
