@@ -326,9 +326,6 @@ class Context(Sequence[NativeContent]):
         (:meth:`Adapter.for_other_model`; "Model switching" in the providers guide). Any other
         keyword (``config=``, ``system=``, ``tools=``, ``max_tokens=`` ...) is merged in
         (:mod:`hydrangea.context._compose`), so the result goes to the SDK call as it is.
-        On Anthropic, the request for the whole Context carries cache breakpoints (see
-        :mod:`hydrangea.context.caching`; ``caching`` sets them or opts out); for other
-        ``items`` the stable part is unknown and none are placed.
         """
         source: Sequence[NativeContent] = self._items if items is None else items
         if model is not None:
