@@ -54,12 +54,6 @@ __all__ = ["collection", "context_request", "coop_render", "lifecycle_render", "
 
 _Attributes = dict[str, AttributeValue | None]
 
-_LIST_KEY = {
-    GatewayType.openai: "messages",
-    GatewayType.openai_responses: "input",
-    GatewayType.anthropic: "messages",
-    GatewayType.gemini: "contents",
-}
 _REMEMBERED = 32
 """How many Contexts' previous requests are kept for the predicted reuse."""
 
@@ -249,7 +243,9 @@ def _request_attributes(
     stable: int | None,
     model: str | None,
 ) -> _Attributes:
-    key = _LIST_KEY[gateway]
+    from hydrangea.context.registry import adapter_for
+
+    key = adapter_for(gateway).history_key
     reuse = _reuse(context, kwargs, key, anthropic=gateway is GatewayType.anthropic)
     tokens, predicted = reuse.tokens, reuse.predicted
     named = kwargs.get("model")

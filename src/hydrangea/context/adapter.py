@@ -30,6 +30,8 @@ class Adapter(ABC):
     """Conversion and validation for one gateway. Stateless; one shared instance per gateway."""
 
     gateway: ClassVar[GatewayType]
+    history_key: ClassVar[str]
+    """The request keyword that carries the conversation (``messages``, ``input``, ``contents``)."""
     pairs_by_name: ClassVar[bool] = False
     """Whether a tool result may name a call that has an id by its function name (Gemini)."""
     has_idless_calls: ClassVar[bool] = False

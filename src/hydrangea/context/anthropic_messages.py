@@ -76,6 +76,7 @@ class AnthropicAdapter(Adapter):
     """Adapter for the Anthropic Messages API. Stateless."""
 
     gateway = GatewayType.anthropic
+    history_key = "messages"
 
     # -- Message -> items --------------------------------------------------------------------
 

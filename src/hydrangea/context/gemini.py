@@ -69,6 +69,7 @@ class GeminiAdapter(Adapter):
     """Adapter for Gemini through the google-genai SDK. Stateless."""
 
     gateway = GatewayType.gemini
+    history_key = "contents"
     pairs_by_name = True
 
     def from_message(self, message: Message) -> list[NativeContent]:

@@ -105,6 +105,7 @@ class OpenAIChatAdapter(Adapter):
     """Chat Completions: items are chat message dicts; see the module docstring."""
 
     gateway = GatewayType.openai
+    history_key = "messages"
     has_idless_calls = True
 
     # -- Message -> items ----------------------------------------------------------------------

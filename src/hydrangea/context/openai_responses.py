@@ -118,6 +118,7 @@ class OpenAIResponsesAdapter(Adapter):
     """OpenAI Responses: items are Responses input items; see the module docstring."""
 
     gateway = GatewayType.openai_responses
+    history_key = "input"
 
     # -- Message -> items ----------------------------------------------------------------------
 

@@ -45,12 +45,6 @@ from hydrangea.gateway import GatewayType
 
 __all__ = ["RequestCache"]
 
-_LIST_KEY = {
-    GatewayType.openai: "messages",
-    GatewayType.openai_responses: "input",
-    GatewayType.anthropic: "messages",
-    GatewayType.gemini: "contents",
-}
 
 
 _KEPT_RUNS = 16
@@ -95,7 +89,7 @@ class RequestCache:
 
     def __init__(self, adapter: Adapter) -> None:
         self._adapter = adapter
-        self._key = _LIST_KEY[adapter.gateway]
+        self._key = adapter.history_key
         self._messages: list[Any] = []
         self._head: dict[str, Any] = {}
         self._checkpoints: list[_Checkpoint] = [_Checkpoint(0, 0)]
