@@ -102,7 +102,9 @@ class Pairing:
     ``calls`` lists every call in history order with its effective id (its own id, or its
     stable id; by site from :meth:`ids`). ``answer`` maps a call's site to the site of its
     result, ``answered`` the other way round. ``unanswered`` are the sites of calls without a
-    result, ``orphans`` the sites of results that answer no call.
+    result, ``orphans`` the sites of results that answer no call. ``counted`` holds how many
+    id-less calls of each function name the history made so far (``counted=`` of
+    :func:`pair_items` included): what continues the stable ids after these items.
     """
 
     calls: tuple[tuple[Site, CallSite, str], ...]
@@ -110,6 +112,7 @@ class Pairing:
     answered: Mapping[Site, Site]
     unanswered: tuple[Site, ...]
     orphans: frozenset[Site]
+    counted: Mapping[str, int]
 
     def ids(self) -> dict[Site, str]:
         """The effective id of the call at each call site (built on demand, O(calls))."""
@@ -202,6 +205,7 @@ class PairingEngine:
             answered=dict(self._answered),
             unanswered=unanswered,
             orphans=frozenset(self._orphans),
+            counted=dict(self._ordinals),
         )
 
 
@@ -238,5 +242,8 @@ def pair_items(
                     engine._ordinals.update(counted)
             engine.add(index, calls, results)
     if engine is None:
-        return Pairing(calls=(), answer={}, answered={}, unanswered=(), orphans=frozenset())
+        return Pairing(
+            calls=(), answer={}, answered={}, unanswered=(), orphans=frozenset(),
+            counted=dict(counted or {}),
+        )
     return engine.pairing()

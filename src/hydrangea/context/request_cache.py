@@ -396,7 +396,8 @@ class RequestCache:
         pairing = self._pairing(segment, before.counted)
         if not self._valid(source, stable, segment, pairing):
             return
-        counted = self._counted(before.counted, pairing)
+        gemini = self._adapter.gateway is GatewayType.gemini
+        counted = pairing.counted if gemini else None  # Gemini counts id-less calls on
         if p == 0:
             built = self._build(segment, None)
             new = list(built.get(self._key) or [])
@@ -444,24 +445,12 @@ class RequestCache:
                 if source[stable - 1].get("type") == "reasoning":
                     return False
             case GatewayType.gemini:
-                return True  # id-less calls are counted on (see `_counted`)
+                return True  # id-less calls are counted on (``Pairing.counted``)
             case GatewayType.openai | GatewayType.anthropic:
                 pass
             case unreachable:
                 assert_never(unreachable)
         return all(call.id is not None for _, call, _ in pairing.calls)
-
-    def _counted(
-        self, before: Mapping[str, int] | None, pairing: Pairing
-    ) -> Mapping[str, int] | None:
-        """Gemini: the id-less calls per function name after the segment ``pairing`` paired."""
-        if self._adapter.gateway is not GatewayType.gemini:
-            return None
-        counted = dict(before or {})
-        for _, call, _ in pairing.calls:
-            if call.id is None:
-                counted[call.name] = counted.get(call.name, 0) + 1
-        return counted
 
     def _closes(self, last: Any, following: NativeContent) -> bool:
         """Gemini: the built prefix ends in a turn (``last``) that ``following`` cannot merge
