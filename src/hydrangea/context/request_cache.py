@@ -187,7 +187,7 @@ class RequestCache:
     ) -> tuple[dict[str, Any], _Checkpoint]:
         anthropic = self._adapter.gateway is GatewayType.anthropic
         self._advance(source, stable if anthropic else min(stable, len(source) - 1))
-        checkpoint = self._usable(source, stable, tail)
+        checkpoint = self._usable(stable)
         p = checkpoint.items
         covered = sum(overlay)
         if p > 0 and checkpoint.messages > 0 and 0 < covered <= len(tail):
@@ -294,13 +294,10 @@ class RequestCache:
                 del kept[key]
         return True
 
-    def _usable(
-        self, source: Sequence[NativeContent], stable: int, tail: Sequence[NativeContent]
-    ) -> _Checkpoint:
-        for checkpoint in reversed(self._checkpoints):
-            if checkpoint.items <= stable:
-                return checkpoint
-        return self._checkpoints[0]
+    def _usable(self, stable: int) -> _Checkpoint:
+        """The last checkpoint at or before item ``stable``."""
+        at = bisect_right(self._checkpoints, stable, key=_ITEMS) - 1
+        return self._checkpoints[max(at, 0)]
 
     def shared_messages(
         self, source: Sequence[NativeContent], boundary: int, full: dict[str, Any]
@@ -315,8 +312,7 @@ class RequestCache:
         hit = shared.get(boundary) if anthropic else None
         if hit is not None:
             return min(hit, len(messages))
-        at = bisect_right(self._checkpoints, boundary, key=_ITEMS) - 1
-        checkpoint = self._checkpoints[max(at, 0)]
+        checkpoint = self._usable(boundary)
         count = min(checkpoint.messages, len(messages))
         p = checkpoint.items
         if p == boundary or count < checkpoint.messages:
