@@ -36,7 +36,7 @@ from hydrangea.context._turns import (
 )
 from hydrangea.context.adapter import ORPHAN_CALL_NOTICE
 from hydrangea.context.native import NativeContent
-from hydrangea.context.pairing import Pairing, Site
+from hydrangea.context.pairing import Pairing
 
 __all__ = ["LEADING_USER_PLACEHOLDER", "SYSTEM_NOTICE_PREFIX", "build_anthropic_request"]
 
@@ -83,17 +83,9 @@ def _pair_calls(
     source turns and orphan results marked for conversion to text.
     """
     pairing = pairing_of([{"role": turn.role, "content": turn.parts} for turn in turns])
-    found: dict[int, list[Site]] = {}
-    missing: dict[int, list[str]] = {}
-    for (t, slot), _, ident in pairing.calls:
-        result = pairing.answer.get((t, slot))
-        if result is None:
-            missing.setdefault(t, []).append(ident)
-        else:
-            found.setdefault(t, []).append(result)
     answers: dict[int, list[dict[str, Any]]] = {}
-    for t in sorted(found.keys() | missing.keys()):
-        positions = sorted(found.get(t, []))
+    for t, (found, missing) in pairing.by_call_item().items():
+        positions = sorted(site for site, _ in found)
         blocks = [turns[src].parts[b] for src, b in positions]
         for src, b in positions:
             turns[src].moved.add(b)
@@ -104,7 +96,7 @@ def _pair_calls(
                 "content": ORPHAN_CALL_NOTICE,
                 "is_error": True,
             }
-            for call_id in missing.get(t, [])
+            for call_id in missing
         )
         answers[t] = blocks
     for t, b in pairing.orphans:

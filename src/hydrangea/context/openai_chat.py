@@ -296,23 +296,15 @@ def _pair_calls(
     The pairing engine decides who answers whom; a run holds the claimed tool messages in
     stored order, then a notice for each call left unanswered.
     """
-    found: dict[int, list[tuple[int, str]]] = {}
-    missing: dict[int, list[str]] = {}
-    for (index, slot), _, ident in pairing.calls:
-        result = pairing.answer.get((index, slot))
-        if result is None:
-            missing.setdefault(index, []).append(ident)
-        else:
-            found.setdefault(index, []).append((result[0], ident))
     answers: dict[int, list[dict[str, Any]]] = {}
     claimed: set[int] = set()
-    for index in found.keys() | missing.keys():
-        positions = sorted(found.get(index, []))
+    for index, (found, missing) in pairing.by_call_item().items():
+        positions = sorted((site[0], ident) for site, ident in found)
         claimed.update(position for position, _ in positions)
         run = [_answering(items[position], ident) for position, ident in positions]
         run.extend(
             {"role": "tool", "tool_call_id": call_id, "content": ORPHAN_CALL_NOTICE}
-            for call_id in missing.get(index, [])
+            for call_id in missing
         )
         answers[index] = run
     return answers, claimed

@@ -114,6 +114,20 @@ class Pairing:
     orphans: frozenset[Site]
     counted: Mapping[str, int]
 
+    def by_call_item(self) -> dict[int, tuple[list[tuple[Site, str]], list[str]]]:
+        """For each item that makes calls, in history order: the sites of the results that
+        answer its calls (with the call's effective id), and the ids of its unanswered calls
+        (O(calls); what a request builder lays out after the item)."""
+        out: dict[int, tuple[list[tuple[Site, str]], list[str]]] = {}
+        for site, _, ident in self.calls:
+            found, missing = out.setdefault(site[0], ([], []))
+            result = self.answer.get(site)
+            if result is None:
+                missing.append(ident)
+            else:
+                found.append((result, ident))
+        return out
+
     def ids(self) -> dict[Site, str]:
         """The effective id of the call at each call site (built on demand, O(calls))."""
         return {site: ident for site, _, ident in self.calls}
