@@ -28,6 +28,7 @@ from datetime import datetime
 from enum import Enum
 from typing import Any
 
+from hydrangea.context.native import without_key
 from hydrangea.context.sdk import read_sdk_response, stream_event_gateway, stream_event_hint
 from hydrangea.errors import GatewayMismatchError, InvalidItemError, StreamEventError
 from hydrangea.gateway import GatewayType
@@ -58,14 +59,6 @@ def _jsonable(value: object) -> object:
         return {str(key): _jsonable(inner) for key, inner in value.items()}
     if isinstance(value, list | tuple):
         return [_jsonable(inner) for inner in value]
-    return value
-
-
-def _without_parsed(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _without_parsed(v) for k, v in value.items() if k != "parsed"}
-    if isinstance(value, list):
-        return [_without_parsed(v) for v in value]
     return value
 
 
@@ -100,7 +93,7 @@ def sdk_native(output: object) -> tuple[GatewayType, object] | None:
     if root == "openai":
         responses = any(m.startswith("openai.types.responses") for m in modules)
         gateway = GatewayType.openai_responses if responses else GatewayType.openai
-        body = _without_parsed(_dump(output, mode="json", by_alias=True))
+        body = without_key(_dump(output, mode="json", by_alias=True), "parsed")
         return gateway, body
     if module.startswith("google.genai"):
         return GatewayType.gemini, _jsonable(_dump(output, mode="python"))

@@ -39,7 +39,7 @@ from operator import attrgetter
 from typing import Any, Literal, Protocol, get_args, overload
 
 from hydrangea.context.adapter import Adapter
-from hydrangea.context.native import NativeContent
+from hydrangea.context.native import NativeContent, without_key
 from hydrangea.errors import CachingError
 
 __all__ = [
@@ -580,11 +580,7 @@ def _check_ttl_order(markers: Sequence[object], positions: Sequence[int]) -> Non
 
 def strip_cache_control(value: object) -> object:
     """``value`` with every ``cache_control`` key removed (a copy), to compare prefixes."""
-    if isinstance(value, dict):
-        return {k: strip_cache_control(v) for k, v in value.items() if k != "cache_control"}
-    if isinstance(value, list):
-        return [strip_cache_control(v) for v in value]
-    return value
+    return without_key(value, "cache_control")
 
 
 def cached_anthropic_kwargs(

@@ -16,6 +16,7 @@ __all__ = [
     "clone_json",
     "copy_json",
     "copy_json_value",
+    "without_key",
 ]
 
 NativeContent: TypeAlias = dict[str, Any]
@@ -217,3 +218,13 @@ def _clone(value: Any) -> Any:
     if kind in _ATOMS:
         return value
     return copy.deepcopy(value)
+
+
+def without_key(value: object, key: str) -> object:
+    """A copy of the JSON ``value`` with every object member named ``key`` left out, at any
+    depth (lists and dicts copied, scalars shared)."""
+    if isinstance(value, dict):
+        return {k: without_key(v, key) for k, v in value.items() if k != key}
+    if isinstance(value, list):
+        return [without_key(v, key) for v in value]
+    return value
