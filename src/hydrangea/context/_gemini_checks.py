@@ -136,15 +136,29 @@ _CAMEL_RE = re.compile(r"(?<=[a-z0-9])[A-Z]")
 _PAYLOAD_KEYS = frozenset({"args", "response", "partial_args"})
 
 
+_NAMES: dict[str, str] = {}
+"""Memo of :func:`_snake` for the keys met so far (bounded: cleared when it gets large)."""
+
+
 def _renamed(value: Any) -> Any:
     if isinstance(value, dict):
-        return {
-            _snake(str(key)): inner if _snake(str(key)) in _PAYLOAD_KEYS else _renamed(inner)
-            for key, inner in value.items()
-        }
+        out: dict[str, Any] = {}
+        for key, inner in value.items():
+            text = str(key)
+            name = _NAMES.get(text)
+            if name is None:
+                if len(_NAMES) >= 4096:
+                    _NAMES.clear()
+                name = _NAMES[text] = _snake(text)
+            plain = name in _PAYLOAD_KEYS or type(inner) in _ATOMS
+            out[name] = inner if plain else _renamed(inner)
+        return out
     if isinstance(value, list):
-        return [_renamed(inner) for inner in value]
+        return [inner if type(inner) in _ATOMS else _renamed(inner) for inner in value]
     return value
+
+
+_ATOMS = frozenset({str, int, float, bool, type(None)})
 
 
 def canonical(content: NativeContent) -> NativeContent:

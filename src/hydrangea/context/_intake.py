@@ -121,8 +121,12 @@ def body_gateway(body: dict[str, Any]) -> GatewayType | None:
     return None
 
 
-def output_body(output: object, gateway: GatewayType) -> object:
-    """``output`` as JSON (a dict, a list, or what it was), checked to belong to ``gateway``."""
+def output_body(output: object, gateway: GatewayType, *, checked: bool = False) -> object:
+    """``output`` as JSON (a dict, a list, or what it was), checked to belong to ``gateway``.
+
+    ``checked``: ``output`` is JSON that :func:`~hydrangea.context.native.copy_json_value`
+    returned (so it serializes; the ``json.dumps`` trial is skipped).
+    """
     if isinstance(output, dict):
         found = body_gateway(output)
         body: object = output
@@ -148,6 +152,8 @@ def output_body(output: object, gateway: GatewayType) -> object:
         found, body = native
     if found is not None and found is not gateway:
         _mismatch(found, gateway)
+    if checked:
+        return body
     try:
         json.dumps(body, allow_nan=False)
     except (TypeError, ValueError) as exc:

@@ -50,6 +50,12 @@ class Adapter(ABC):
         an SDK at import time. Reasoning state is kept byte-identical.
         """
 
+    def from_pushed(self, output: list[Any] | dict[str, Any]) -> list[NativeContent]:
+        """:meth:`from_output` then :meth:`canonical` of each item, for JSON the Context
+        checked and copied itself (``push_back`` of a dict or a list); the items are the
+        adapter's to keep. Built-in adapters skip what that copy already guarantees."""
+        return [self.canonical(item) for item in self.from_output(output)]
+
     def canonical(self, item: NativeContent) -> NativeContent:
         """The one stored form of a provider item (the default: the item as it is).
 

@@ -101,13 +101,11 @@ class AnthropicAdapter(Adapter):
         reduced to its role and content; every block is kept as the API sent it, known type or
         not. An SDK object gives the same JSON as its raw body (see :mod:`._intake`).
         """
-        body = output_body(output, self.gateway)
-        if isinstance(body, list):
-            entries = dict_entries(body, "expected an Anthropic message dict")
-            return [_strip_response_dict(entry) for entry in entries]
-        if not isinstance(body, dict):
-            raise InvalidItemError(f"cannot read {type(body).__name__} as Anthropic output")
-        return [_strip_response_dict(body)]
+        return _read_body(output_body(output, self.gateway))
+
+    def from_pushed(self, output: list[Any] | dict[str, Any]) -> list[NativeContent]:
+        """:meth:`from_output` of checked JSON (:meth:`canonical` is the identity here)."""
+        return _read_body(output_body(output, self.gateway, checked=True))
 
     # -- validation --------------------------------------------------------------------------
 
@@ -252,6 +250,15 @@ def _has_block(item: NativeContent, kinds: frozenset[str]) -> bool:
     return isinstance(content, list) and any(
         isinstance(block, dict) and block.get("type") in kinds for block in content
     )
+
+
+def _read_body(body: object) -> list[NativeContent]:
+    if isinstance(body, list):
+        entries = dict_entries(body, "expected an Anthropic message dict")
+        return [_strip_response_dict(entry) for entry in entries]
+    if not isinstance(body, dict):
+        raise InvalidItemError(f"cannot read {type(body).__name__} as Anthropic output")
+    return [_strip_response_dict(body)]
 
 
 def _strip_response_dict(output: dict[str, Any]) -> NativeContent:

@@ -13,7 +13,13 @@ from hydrangea.context import _json
 from hydrangea.context._compose import compose_request
 from hydrangea.context.adapter import Adapter
 from hydrangea.context.caching import AnthropicCaching, cached_anthropic_kwargs
-from hydrangea.context.native import NativeContent, check_json, copy_json, copy_json_value
+from hydrangea.context.native import (
+    NativeContent,
+    check_json,
+    clone_sorted,
+    copy_json,
+    copy_json_value,
+)
 from hydrangea.context.readback import ReplyRoute, StableIds, for_model, messages_of, reply_of
 from hydrangea.context.registry import adapter_for
 from hydrangea.context.request_cache import RequestCache
@@ -205,11 +211,14 @@ class Context(Sequence[NativeContent]):
         walk before the adapter reads it, so an adapter never meets nesting past
         :data:`~hydrangea.context.native.MAX_DEPTH`, a non-JSON value or unencodable text.
         """
-        owned = isinstance(item, dict | list)
-        if owned:  # checked and copied once; what the adapter reads out of it is ours
-            item = copy_json_value(item, "the pushed output")
-        self._adapter.check_push(self._items, item)
-        staged = self._staged_output(self._adapter.from_output(item), owned=owned)
+        if isinstance(item, dict | list):  # checked and copied once: what is read out is ours
+            body: list[Any] | dict[str, Any] = copy_json_value(item, "the pushed output")
+            self._adapter.check_push(self._items, body)
+            staged = self._staged_pushed(self._adapter.from_pushed(body))
+            item = body
+        else:
+            self._adapter.check_push(self._items, item)
+            staged = self._staged_output(self._adapter.from_output(item))
         produced_by = model if model is not None else self._adapter.output_model(item)
         reported = usage_of(self._gateway, item)
         start = len(self._items)
@@ -252,15 +261,26 @@ class Context(Sequence[NativeContent]):
         """
         self._append(self._staged_output(items), None)
 
-    def _staged_output(
-        self, items: Iterable[NativeContent], *, owned: bool = False
-    ) -> list[NativeContent]:
-        """Items checked, canonical and key-sorted, independent of the caller. ``owned``: the
-        items come out of JSON this Context checked and copied itself (no second walk)."""
+    def _staged_output(self, items: Iterable[NativeContent]) -> list[NativeContent]:
+        """Items checked, canonical and key-sorted, independent of the caller."""
         staged: list[NativeContent] = []
         for index, item in enumerate(items):
-            own = item if owned and type(item) is dict else copy_json(item, f"native item {index}")
+            own = copy_json(item, f"native item {index}")
             copied = copy_json(self._adapter.canonical(own), sort_keys=True)
+            self._adapter.check_output(copied)
+            staged.append(copied)
+        return staged
+
+    def _staged_pushed(self, items: list[NativeContent]) -> list[NativeContent]:
+        """:meth:`_staged_output` of what ``Adapter.from_pushed`` read out of JSON this Context
+        checked and copied itself: canonical already, so only key-sorted (a fresh tree) and
+        checked as output."""
+        staged: list[NativeContent] = []
+        for index, item in enumerate(items):
+            if type(item) is dict:
+                copied = clone_sorted(item)
+            else:
+                copied = copy_json(item, f"native item {index}", sort_keys=True)
             self._adapter.check_output(copied)
             staged.append(copied)
         return staged

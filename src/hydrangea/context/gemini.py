@@ -91,15 +91,13 @@ class GeminiAdapter(Adapter):
         ``candidates``; camelCase keys of the REST form become snake_case (:meth:`canonical`).
         Every part is kept, known kind or not (``tool_call``/``tool_response`` included).
         """
-        body = output_body(output, self.gateway)
-        if isinstance(body, list):
-            entries = dict_entries(body, "expected a Gemini Content dict")
-            return [canonical(entry) for entry in entries]
-        if not isinstance(body, dict):
-            raise InvalidItemError(f"cannot read {type(body).__name__} as Gemini output")
-        if "candidates" in body or "prompt_feedback" in body or "promptFeedback" in body:
-            return [canonical(_first_candidate_json(body))]
-        return [canonical(body)]
+        return _read_body(output_body(output, self.gateway))
+
+    def from_pushed(self, output: list[Any] | dict[str, Any]) -> list[NativeContent]:
+        """:meth:`from_output` of checked JSON, then :meth:`canonical` (applied twice, as
+        ``push_back`` always has: the renaming is not idempotent for every key)."""
+        body = output_body(output, self.gateway, checked=True)
+        return [canonical(item) for item in _read_body(body)]
 
     def canonical(self, item: NativeContent) -> NativeContent:
         """The snake_case form of a Content (REST camelCase keys renamed; payloads untouched)."""
@@ -219,6 +217,17 @@ def _part_from(part: TextPart | ImagePart | ToolCallPart | ToolResultPart) -> di
 def _has_part(item: NativeContent, key: str) -> bool:
     parts = item.get("parts")
     return isinstance(parts, list) and any(isinstance(part, dict) and key in part for part in parts)
+
+
+def _read_body(body: object) -> list[NativeContent]:
+    if isinstance(body, list):
+        entries = dict_entries(body, "expected a Gemini Content dict")
+        return [canonical(entry) for entry in entries]
+    if not isinstance(body, dict):
+        raise InvalidItemError(f"cannot read {type(body).__name__} as Gemini output")
+    if "candidates" in body or "prompt_feedback" in body or "promptFeedback" in body:
+        return [canonical(_first_candidate_json(body))]
+    return [canonical(body)]
 
 
 def _first_candidate_json(body: dict[str, Any]) -> dict[str, Any]:

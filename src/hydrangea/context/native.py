@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import math
+from operator import itemgetter
 from typing import Any, NoReturn, TypeAlias, TypeVar, cast
 
 from hydrangea.errors import InputTooDeepError, InvalidItemError, UnencodableTextError
@@ -14,6 +15,7 @@ __all__ = [
     "NativeContent",
     "check_json",
     "clone_json",
+    "clone_sorted",
     "copy_json",
     "copy_json_value",
     "without_key",
@@ -32,6 +34,9 @@ MAX_DEPTH = 512
 Far beyond any provider's shapes; the bound keeps every recursive reader of an accepted item
 (request builders, serializers, the explorer) clear of Python's recursion limit.
 """
+
+
+_first = itemgetter(0)
 
 
 class _Refused(Exception):
@@ -59,19 +64,35 @@ def _text(value: str) -> str:
 
 
 def _copy(value: object, depth: int, sort_keys: bool = False) -> Any:
+    # Plain ASCII strings, ints, booleans and None are taken inline (no call per value): they
+    # are most of an item. Errors and their order are those of one value-by-value walk.
     kind = type(value)
     if kind is str:
-        return _text(value)  # type: ignore[arg-type]
+        return value if value.isascii() else _text(value)  # type: ignore[attr-defined,arg-type]
     if kind is dict or isinstance(value, dict):
         if depth >= MAX_DEPTH:
             _refuse(InputTooDeepError, f"nests deeper than {MAX_DEPTH} levels")
+        depth += 1
         out: dict[str, Any] = {}
         pairs = value.items()  # type: ignore[attr-defined]
         for key, inner in _sorted(pairs) if sort_keys else pairs:
-            if not isinstance(key, str):
+            plain_key = type(key) is str
+            if not plain_key and not isinstance(key, str):
                 _refuse(InvalidItemError, f"has the key {key!r}; JSON object keys are strings")
+            held = type(inner)
+            if (held is str and inner.isascii()) or inner is None or held is int or held is bool:
+                copied = inner
+            else:
+                try:
+                    copied = _copy(inner, depth, sort_keys)
+                except _Refused as refused:
+                    refused.path.append(f"[{key!r}]")
+                    raise
+            if plain_key and key.isascii():
+                out[key] = copied
+                continue
             try:
-                out[_text(key)] = _copy(inner, depth + 1, sort_keys)
+                out[_text(key)] = copied
             except _Refused as refused:
                 refused.path.append(f"[{key!r}]")
                 raise
@@ -79,10 +100,16 @@ def _copy(value: object, depth: int, sort_keys: bool = False) -> Any:
     if kind is list or isinstance(value, list | tuple):
         if depth >= MAX_DEPTH:
             _refuse(InputTooDeepError, f"nests deeper than {MAX_DEPTH} levels")
+        depth += 1
         items: list[Any] = []
+        append = items.append
         for index, inner in enumerate(value):  # type: ignore[arg-type]
+            held = type(inner)
+            if (held is str and inner.isascii()) or inner is None or held is int or held is bool:
+                append(inner)
+                continue
             try:
-                items.append(_copy(inner, depth + 1, sort_keys))
+                append(_copy(inner, depth, sort_keys))
             except _Refused as refused:
                 refused.path.append(f"[{index}]")
                 raise
@@ -106,7 +133,7 @@ def _sorted(pairs: Any) -> list[tuple[Any, Any]]:
     for key, _ in pairs:
         if not isinstance(key, str):
             _refuse(InvalidItemError, f"has the key {key!r}; JSON object keys are strings")
-    return sorted(pairs, key=lambda pair: pair[0])
+    return sorted(pairs, key=_first)
 
 
 def copy_json_value(value: object, where: str, *, sort_keys: bool = False) -> Any:
@@ -218,6 +245,32 @@ def _clone(value: Any) -> Any:
     if kind in _ATOMS:
         return value
     return copy.deepcopy(value)
+
+
+def clone_sorted(value: _T) -> _T:
+    """:func:`clone_json` with object keys sorted at every depth, for JSON already checked.
+
+    Equal, key order included, to ``copy_json_value(value, ..., sort_keys=True)`` for a value
+    that walk accepts and that holds plain types only (what :func:`copy_json` returns, and what
+    an adapter's ``canonical`` makes of it), without repeating its checks. Anything else is
+    handed to that checked walk, so nothing unchecked gets through.
+    """
+    return cast(_T, _clone_sorted(value))
+
+
+def _clone_sorted(value: Any) -> Any:
+    kind = type(value)
+    if kind is dict:
+        if all(type(key) is str for key in value):
+            return {
+                key: inner if type(inner) in _ATOMS else _clone_sorted(inner)
+                for key, inner in sorted(value.items(), key=_first)
+            }
+    elif kind is list:
+        return [inner if type(inner) in _ATOMS else _clone_sorted(inner) for inner in value]
+    elif kind in _ATOMS:
+        return value
+    return copy_json_value(value, "a native item", sort_keys=True)
 
 
 def without_key(value: object, key: str) -> object:

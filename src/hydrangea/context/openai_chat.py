@@ -169,7 +169,14 @@ class OpenAIChatAdapter(Adapter):
 
         An assistant message is put in its canonical form (:meth:`canonical`).
         """
-        body = output_body(output, self.gateway)
+        return self._read_body(output_body(output, self.gateway))
+
+    def from_pushed(self, output: list[Any] | dict[str, Any]) -> list[NativeContent]:
+        """:meth:`from_output` of checked JSON (its items are canonical already: a second
+        :meth:`canonical` changes nothing)."""
+        return self._read_body(output_body(output, self.gateway, checked=True))
+
+    def _read_body(self, body: object) -> list[NativeContent]:
         if isinstance(body, list):
             return [self.canonical(entry) for entry in output_entries(body)]
         if not isinstance(body, dict):

@@ -184,7 +184,14 @@ class OpenAIResponsesAdapter(Adapter):
         Every output item is kept, built-in tool items and item types the library does not know
         included; null fields are dropped (:meth:`canonical`), reasoning state is kept as it is.
         """
-        body = output_body(output, self.gateway)
+        return self._read_body(output_body(output, self.gateway))
+
+    def from_pushed(self, output: list[Any] | dict[str, Any]) -> list[NativeContent]:
+        """:meth:`from_output` of checked JSON (its items are canonical already: a second
+        :meth:`canonical` changes nothing)."""
+        return self._read_body(output_body(output, self.gateway, checked=True))
+
+    def _read_body(self, body: object) -> list[NativeContent]:
         if isinstance(body, list):
             return [self.canonical(entry) for entry in output_entries(body)]
         if not isinstance(body, dict):
