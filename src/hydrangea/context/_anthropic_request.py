@@ -35,7 +35,7 @@ from hydrangea.context._turns import (
     split_leading_system,
 )
 from hydrangea.context.adapter import ORPHAN_CALL_NOTICE
-from hydrangea.context.native import NativeContent
+from hydrangea.context.native import NativeContent, clone_json
 from hydrangea.context.pairing import Pairing
 
 __all__ = ["LEADING_USER_PLACEHOLDER", "SYSTEM_NOTICE_PREFIX", "build_anthropic_request"]
@@ -46,10 +46,58 @@ def build_anthropic_request(
 ) -> dict[str, Any]:
     """The keyword arguments (``messages`` and, if any, ``system``) for ``items``;
     ``pairing_of`` is the adapter's pairing (:meth:`Adapter.pairing`)."""
+    if _without_tools(items):
+        return _plain_request(items)
     system, rest = split_leading_system(items, lambda item: _as_blocks(item["content"]))
     turns = [_turn_of(item) for item in rest]
     answers = _pair_calls(turns, pairing_of)
     messages = emit_turns(turns, answers, key="content", orphan=_orphan_result_blocks)
+    if messages and messages[0]["role"] == "assistant":
+        placeholder = {"type": "text", "text": LEADING_USER_PLACEHOLDER}
+        messages.insert(0, {"role": "user", "content": [placeholder]})
+    request: dict[str, Any] = {"messages": messages}
+    if system:
+        request["system"] = system
+    return request
+
+
+_TOOL_BLOCKS = frozenset({"tool_use", "tool_result"})
+
+
+def _without_tools(items: Sequence[NativeContent]) -> bool:
+    """True if no item holds a ``tool_use`` or ``tool_result`` block (of any role) and every
+    content is a string or a list: then nothing is paired, moved or repaired."""
+    for item in items:
+        content = item.get("content")
+        if type(content) is list:
+            for block in content:
+                if type(block) is not dict or block.get("type") in _TOOL_BLOCKS:
+                    return False
+        elif type(content) is not str:
+            return False
+    return True
+
+
+def _plain_request(items: Sequence[NativeContent]) -> dict[str, Any]:
+    """:func:`build_anthropic_request` of items without tool blocks (the general path less
+    the pairing): the leading system run, the rest as copies of their items (a system item as
+    a user notice, an item with no blocks left out), the placeholder if needed."""
+    count = len(items)
+    start = 0
+    system: list[dict[str, Any]] = []
+    while start < count and items[start].get("role") == "system":
+        system.extend(clone_json(_as_blocks(items[start]["content"])))
+        start += 1
+    messages: list[dict[str, Any]] = []
+    for index in range(start, count):
+        item = items[index]
+        content = item["content"]
+        if item["role"] == "system":
+            text = "\n".join(block["text"] for block in _as_blocks(content))
+            notice = {"type": "text", "text": SYSTEM_NOTICE_PREFIX + text}
+            messages.append({"role": "user", "content": [notice]})
+        elif content or type(content) is str:  # "" is one empty text block: it is sent
+            messages.append(clone_json(item))
     if messages and messages[0]["role"] == "assistant":
         placeholder = {"type": "text", "text": LEADING_USER_PLACEHOLDER}
         messages.insert(0, {"role": "user", "content": [placeholder]})

@@ -36,7 +36,7 @@ from hydrangea.context._turns import (
     split_leading_system,
 )
 from hydrangea.context.adapter import ORPHAN_CALL_NOTICE
-from hydrangea.context.native import NativeContent
+from hydrangea.context.native import NativeContent, clone_json
 from hydrangea.context.pairing import Pairing
 from hydrangea.errors import RequestOptionError
 
@@ -59,12 +59,16 @@ def build_gemini_request(
 
     ``pairing_of`` is the adapter's pairing; ``config`` the caller's own config to merge into.
     """
-    system, rest = split_leading_system(items, lambda item: list(item["parts"]))
-    turns = [_turn_of(item) for item in rest]
-    answers = _pair_calls(turns, pairing_of)
-    contents = _merge(
-        emit_turns(turns, answers, key="parts", orphan=lambda part: [_orphan_response_text(part)])
-    )
+    if _without_tools(items):
+        system, contents = _plain_contents(items)
+    else:
+        system, rest = split_leading_system(items, lambda item: list(item["parts"]))
+        turns = [_turn_of(item) for item in rest]
+        answers = _pair_calls(turns, pairing_of)
+        emitted = emit_turns(
+            turns, answers, key="parts", orphan=lambda part: [_orphan_response_text(part)]
+        )
+        contents = _merge(emitted)
     if contents and contents[0]["role"] == "model":
         contents.insert(0, {"role": "user", "parts": [{"text": LEADING_USER_PLACEHOLDER}]})
     request: dict[str, Any] = {"contents": contents}
@@ -127,6 +131,42 @@ def response_text(response: object) -> str:
         if isinstance(value, str) and ("output" in response or "error" in response):
             return value
     return json.dumps(response, sort_keys=True, ensure_ascii=False)
+
+
+def _without_tools(items: Sequence[NativeContent]) -> bool:
+    """True if no part of any item holds a ``function_call`` or a ``function_response`` (of
+    any role) and every item's parts are a list: then nothing is paired, moved or repaired."""
+    for item in items:
+        parts = item.get("parts")
+        if type(parts) is not list:
+            return False
+        for part in parts:
+            if type(part) is not dict or "function_call" in part or "function_response" in part:
+                return False
+    return True
+
+
+def _plain_contents(
+    items: Sequence[NativeContent],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The system parts and the contents of items without tool parts (the general path less
+    the pairing): copies of the items (a system item as a user notice, an item with no parts
+    left out), consecutive turns of one role merged."""
+    count = len(items)
+    start = 0
+    system: list[dict[str, Any]] = []
+    while start < count and items[start].get("role") == "system":
+        system.extend(clone_json(items[start]["parts"]))
+        start += 1
+    contents: list[dict[str, Any]] = []
+    for index in range(start, count):
+        item = items[index]
+        if item["role"] == "system":
+            text = "\n".join(part["text"] for part in item["parts"])
+            contents.append({"role": "user", "parts": [{"text": SYSTEM_NOTICE_PREFIX + text}]})
+        elif item["parts"]:
+            contents.append(clone_json(item))
+    return system, _merge(contents)
 
 
 def _turn_of(item: dict[str, Any]) -> Turn:
