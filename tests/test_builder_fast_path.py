@@ -1,6 +1,6 @@
 """The request builders' path for items without tool calls against their general path.
 
-Anthropic and Gemini build a request of items holding no tool call or result without the
+Every gateway's builder makes a request of items holding no tool call or result without the
 pairing (``_without_tools``); the oracle is the general path itself, forced by turning that
 test off, on random conversations: system items (leading and later), text and empty content,
 thinking and redacted thinking, server-side tools, images, runs of one role, and tool calls and
@@ -18,7 +18,12 @@ import pytest
 from hypothesis import given, seed
 from hypothesis import strategies as st
 
-from hydrangea.context import _anthropic_request, _gemini_request
+from hydrangea.context import (
+    _anthropic_request,
+    _gemini_request,
+    openai_chat,
+    openai_responses,
+)
 from hydrangea.context.registry import adapter_for
 from hydrangea.gateway import GatewayType
 
@@ -98,9 +103,53 @@ def _gemini_items(with_tools: bool) -> st.SearchStrategy[list[dict[str, Any]]]:
     return st.lists(item, max_size=7)
 
 
+def _chat_items(with_tools: bool) -> st.SearchStrategy[list[dict[str, Any]]]:
+    call = st.fixed_dictionaries({"id": _ids, "type": st.just("function"), "function": st.just(
+        {"name": "search", "arguments": "{}"})})
+    plain = [
+        st.fixed_dictionaries({"role": st.sampled_from(["user", "system", "developer"]),
+                               "content": _text}),
+        st.fixed_dictionaries({"role": st.just("assistant"), "content": _text}),
+    ]
+    tools = [
+        st.fixed_dictionaries({"role": st.just("assistant"), "content": st.none(),
+                               "tool_calls": st.lists(call, min_size=1, max_size=2)}),
+        st.fixed_dictionaries({"role": st.just("tool"), "tool_call_id": _ids.filter(bool),
+                               "content": _text}),
+    ]
+    return st.lists(st.one_of(*plain, *(tools if with_tools else [])), max_size=7)
+
+
+def _responses_items(with_tools: bool) -> st.SearchStrategy[list[dict[str, Any]]]:
+    plain = [
+        st.fixed_dictionaries({"type": st.just("message"),
+                               "role": st.sampled_from(["user", "system", "developer"]),
+                               "content": _text}),
+        st.fixed_dictionaries({
+            "type": st.just("message"), "role": st.just("assistant"), "id": st.just("msg_1"),
+            "status": st.just("completed"),
+            "content": st.just([{"type": "output_text", "text": "a", "annotations": []}])}),
+        st.fixed_dictionaries({"type": st.just("reasoning"), "id": st.just("rs_1"),
+                               "summary": st.just([])}),
+        st.fixed_dictionaries({"type": st.just("web_search_call"), "id": st.just("ws_1"),
+                               "status": st.just("completed"),
+                               "action": st.just({"type": "search", "query": "q"})}),
+    ]
+    tools = [
+        st.fixed_dictionaries({"type": st.just("function_call"), "id": st.just("fc_1"),
+                               "call_id": _ids.filter(bool), "name": _names,
+                               "arguments": st.just("{}")}),
+        st.fixed_dictionaries({"type": st.just("function_call_output"),
+                               "call_id": _ids.filter(bool), "output": _text}),
+    ]
+    return st.lists(st.one_of(*plain, *(tools if with_tools else [])), max_size=7)
+
+
 _CASES = {
     GatewayType.anthropic: (_anthropic_request, _anthropic_items),
     GatewayType.gemini: (_gemini_request, _gemini_items),
+    GatewayType.openai: (openai_chat, _chat_items),
+    GatewayType.openai_responses: (openai_responses, _responses_items),
 }
 
 
@@ -140,6 +189,13 @@ def test_the_fast_path_is_taken_without_tools_and_not_with_them(gateway: Gateway
                                                     "name": "web_search", "input": {}}]}]
         tools = [{"role": "assistant", "content": [{"type": "tool_use", "id": "t",
                                                     "name": "f", "input": {}}]}]
+    elif gateway is GatewayType.openai:
+        plain = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "ok"}]
+        tools = [{"role": "tool", "tool_call_id": "t", "content": "r"}]
+    elif gateway is GatewayType.openai_responses:
+        plain = [{"type": "message", "role": "user", "content": "hi"},
+                 {"type": "web_search_call", "id": "ws", "status": "completed"}]
+        tools = [{"type": "custom_tool_call_output", "call_id": "t", "output": "r"}]
     else:
         plain = [{"role": "user", "parts": [{"text": "hi"}]},
                  {"role": "model", "parts": [{"executable_code": {"code": "1"}}]}]

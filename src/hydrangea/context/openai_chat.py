@@ -238,6 +238,8 @@ class OpenAIChatAdapter(Adapter):
 
     def build_request(self, items: Sequence[NativeContent]) -> dict[str, Any]:
         """``{"messages": [...]}`` with every tool call answered and no stray tool message."""
+        if _without_tools(items):  # nothing to pair: each message is sent as a copy
+            return {"messages": [clone_json(item) for item in items]}
         pairing = self.pairing(items)
         answers, claimed = _pair_calls(items, pairing)
         stable = _stable_ids(pairing)
@@ -256,6 +258,11 @@ class OpenAIChatAdapter(Adapter):
 
 
 # -- helpers -------------------------------------------------------------------------------------
+
+
+def _without_tools(items: Sequence[NativeContent]) -> bool:
+    """True if no item is a ``tool`` message or carries ``tool_calls`` (so nothing pairs)."""
+    return not any(item.get("role") == "tool" or "tool_calls" in item for item in items)
 
 
 def _first_choice(completion: dict[str, Any]) -> dict[str, Any]:

@@ -282,9 +282,13 @@ class OpenAIResponsesAdapter(Adapter):
 
     def build_request(self, items: Sequence[NativeContent]) -> dict[str, Any]:
         """``{"input": [...]}`` with every tool call answered and no stray tool output."""
-        pairing = self.pairing(items)
-        unanswered = {index for index, _ in pairing.unanswered}
-        stray = {index for index, _ in pairing.orphans}
+        if _without_tools(items):  # nothing pairs: no notice, no stray output
+            unanswered: set[int] = set()
+            stray: set[int] = set()
+        else:
+            pairing = self.pairing(items)
+            unanswered = {index for index, _ in pairing.unanswered}
+            stray = {index for index, _ in pairing.orphans}
         result: list[dict[str, Any]] = []
         notices: list[dict[str, Any]] = []
         for index, item in enumerate(items):
@@ -306,13 +310,21 @@ class OpenAIResponsesAdapter(Adapter):
                         "output": ORPHAN_CALL_NOTICE,
                     }
                 )
-            turn_ends = index + 1 == len(items) or not (
-                is_model_side(item) and is_model_side(items[index + 1])
-            )
-            if turn_ends and notices:
+            if notices and (
+                index + 1 == len(items)
+                or not (is_model_side(item) and is_model_side(items[index + 1]))
+            ):
                 result.extend(notices)
                 notices = []
         return {"input": result}
+
+
+def _without_tools(items: Sequence[NativeContent]) -> bool:
+    """True if no item is a client tool call or its output (what ``tool_sites`` describes)."""
+    return not any(
+        item.get("type") in CALL_OUTPUT_TYPES or item.get("type") in _OUTPUT_TYPES
+        for item in items
+    )
 
 
 _INPUT_ROLES = frozenset({"user", "system", "developer"})
