@@ -37,6 +37,7 @@ from operator import attrgetter
 from typing import Any, assert_never
 
 from hydrangea.context._gemini_request import build_gemini_request
+from hydrangea.context._lent import Lender, reset, seal
 from hydrangea.context.adapter import Adapter
 from hydrangea.context.caching import BlockView, head_blocks, message_blocks
 from hydrangea.context.native import NativeContent
@@ -80,6 +81,7 @@ class RequestCache:
         "_head",
         "_kept",
         "_key",
+        "_lender",
         "_messages",
         "_non_system",
         "_requests",
@@ -100,6 +102,7 @@ class RequestCache:
         self._alone: dict[str, int] = {}  # messages of each anchor built alone (not Gemini)
         self._chunks: dict[tuple[object, ...], _Run] = {}  # overlay runs: role before, item ids
         self._requests = 0  # requests built with an overlay
+        self._lender = Lender()  # the requests' top-level lists, recycled (see ``_lent``)
         self.memo: dict[str, Any] = {}
         """Anthropic: the breakpoint placement's memo for this prefix (emptied on a detach)."""
 
@@ -123,11 +126,23 @@ class RequestCache:
         self.memo.clear()
         kept = self._checkpoints[-1]
         del self._messages[kept.messages :]
+        self._lender.cut(kept.messages)
         del self._blocks[kept.blocks :]
         self._kept = [n for n in self._kept if n < kept.blocks]
         if kept.items == 0:
             self._head = {}
             self._non_system = False
+
+    def hand_out(self, built: dict[str, Any]) -> dict[str, Any]:
+        """``built`` (a finished request) is the caller's now: its history list may no longer
+        be changed by the cache, until the caller lets go of it (see ``_lent``)."""
+        seal(built.get(self._key))
+        return built
+
+    @property
+    def copies(self) -> int:
+        """How many request lists were made by copying the cached prefix (not recycled)."""
+        return self._lender.copies
 
     @property
     def seen(self) -> int:
@@ -190,10 +205,11 @@ class RequestCache:
         checkpoint = self._usable(stable)
         p = checkpoint.items
         covered = sum(overlay)
+        messages = None
         if p > 0 and checkpoint.messages > 0 and 0 < covered <= len(tail):
             head = list(source[p:stable])  # stable items the cache has not taken in yet
             if self._closed(head):
-                messages = self._messages[: checkpoint.messages]  # the one copy of the prefix
+                messages = self._lender.take(self._messages, checkpoint.messages)
                 if head:
                     self._extend(messages, source[p - 1], head, checkpoint.counted)
                 if self._extend_overlay(messages, tail, overlay):
@@ -203,13 +219,15 @@ class RequestCache:
                     out = self._head_copy()
                     out[self._key] = messages
                     return out, checkpoint
+                reset(messages, self._messages, checkpoint.messages)  # a seam was not exact
         rest = [*source[p:stable], *tail]
         if p == 0:
             built = self._adapter.build_request(rest)
             built[self._key] = list(built.get(self._key) or [])
             return built, self._checkpoints[0]
         out = self._head_copy()
-        messages = self._messages[: checkpoint.messages]  # the one copy of the prefix
+        if messages is None:
+            messages = self._lender.take(self._messages, checkpoint.messages)
         seam, new = self._tail_messages(messages, source[p - 1], rest, checkpoint.counted)
         if seam is not None:
             messages[-1] = seam
@@ -408,6 +426,7 @@ class RequestCache:
         if p == 0:
             self._head = {k: v for k, v in built.items() if k != self._key}
             self._messages = new
+            self._lender.cut(0)
         else:
             self._messages.extend(new)
         self._non_system = True
