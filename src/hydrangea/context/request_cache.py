@@ -182,15 +182,21 @@ class RequestCache:
         offset = len(head)
         kept = [n for n, b in enumerate(head) if _marked(b.value)]
         kept.extend(offset + n for n in self._kept if n < checkpoint.blocks)
-        position = offset + checkpoint.blocks
+        first = offset + checkpoint.blocks
+        position = first
         for m in range(checkpoint.messages, len(messages)):
             content = messages[m].get("content") if isinstance(messages[m], dict) else None
             if not isinstance(content, list):
                 position += 1
                 continue
-            kept.extend(position + b for b, block in enumerate(content) if _marked(block))
+            for b, block in enumerate(content):
+                if _marked(block):
+                    kept.append(position + b)
             position += len(content)
-        view = BlockView(head, self._blocks, checkpoint.blocks, messages, checkpoint.messages)
+        view = BlockView(
+            head, self._blocks, checkpoint.blocks, messages, checkpoint.messages,
+            later=position - first,
+        )
         return built, view, tuple(kept)
 
     def _compose(
@@ -285,6 +291,7 @@ class RequestCache:
         self._requests += 1
         now = self._requests
         gemini = self._adapter.gateway is GatewayType.gemini
+        added: list[Any] = []  # kept runs' messages, appended together
         start = 0
         for length in overlay:
             run = tuple(tail[start : start + length])
@@ -292,9 +299,12 @@ class RequestCache:
             if not run:
                 continue
             # what a run builds to depends only on the role of the turn before it (Gemini)
-            role = str(messages[-1].get("role")) if gemini else ""
+            role = str((added[-1] if added else messages[-1]).get("role")) if gemini else ""
             key = (role, *map(id, run))  # the kept runs hold their items: ids are not reused
             found = kept.get(key)
+            if found is None or found.joined:
+                messages.extend(added)  # the seam needs the messages before it in place
+                added.clear()
             if found is None:
                 if not self._closed(run):
                     return False
@@ -306,7 +316,8 @@ class RequestCache:
             if found.joined:
                 last = messages[-1]
                 messages[-1] = {"role": last["role"], "parts": [*last["parts"], *found.joined]}
-            messages.extend(found.messages)
+            added.extend(found.messages)
+        messages.extend(added)
         if len(kept) > 2 * len(overlay) + _KEPT_RUNS:  # forget runs no recent request used
             for key in [k for k, r in kept.items() if now - r.used > _KEPT_RUNS]:
                 del kept[key]
