@@ -292,6 +292,17 @@ class RequestCache:
         now = self._requests
         gemini = self._adapter.gateway is GatewayType.gemini
         added: list[Any] = []  # kept runs' messages, appended together
+        merged: list[Any] | None = None  # Gemini: the parts of the last turn, with joined ones
+
+        def flush() -> None:
+            nonlocal merged
+            if merged is not None:
+                target = added or messages
+                target[-1] = {"role": target[-1]["role"], "parts": merged}
+                merged = None
+            messages.extend(added)
+            added.clear()
+
         start = 0
         for length in overlay:
             run = tuple(tail[start : start + length])
@@ -299,13 +310,11 @@ class RequestCache:
             if not run:
                 continue
             # what a run builds to depends only on the role of the turn before it (Gemini)
-            role = str((added[-1] if added else messages[-1]).get("role")) if gemini else ""
+            role = str((added or messages)[-1].get("role")) if gemini else ""
             key = (role, *map(id, run))  # the kept runs hold their items: ids are not reused
             found = kept.get(key)
-            if found is None or found.joined:
-                messages.extend(added)  # the seam needs the messages before it in place
-                added.clear()
             if found is None:
+                flush()  # the seam is built against the messages before it
                 if not self._closed(run):
                     return False
                 seam, new = self._tail_messages(messages, run[-1], list(run), None)
@@ -314,10 +323,14 @@ class RequestCache:
             else:
                 found.used = now
             if found.joined:
-                last = messages[-1]
-                messages[-1] = {"role": last["role"], "parts": [*last["parts"], *found.joined]}
-            added.extend(found.messages)
-        messages.extend(added)
+                if merged is None:
+                    merged = list((added or messages)[-1]["parts"])
+                merged.extend(found.joined)
+            if found.messages:
+                if merged is not None:
+                    flush()
+                added.extend(found.messages)
+        flush()
         if len(kept) > 2 * len(overlay) + _KEPT_RUNS:  # forget runs no recent request used
             for key in [k for k, r in kept.items() if now - r.used > _KEPT_RUNS]:
                 del kept[key]
