@@ -19,7 +19,8 @@ touched again: the request gets a fresh copy. Callers see no difference, apart f
 being a :class:`list` subclass (copying or pickling it gives a plain ``list``).
 
 Only CPython with its GIL reports reference counts that can be trusted for this; elsewhere every
-request gets a fresh copy.
+request gets a fresh copy. What the count of a list held by the pool alone reads is measured once
+on the running interpreter (an interpreter that borrows references reads lower), never assumed.
 """
 
 from __future__ import annotations
@@ -151,7 +152,7 @@ class Lender:
         if _REFCOUNT is not None:
             n = 0
             while n < len(pool):
-                if _REFCOUNT(pool[n]) != 2:  # held outside the pool (2: the pool, the argument)
+                if _REFCOUNT(pool[n]) != _ALONE:  # referenced from outside the pool
                     n += 1
                     continue
                 lent = pool[n]
@@ -174,6 +175,16 @@ class Lender:
         """The source was cut back to ``upto`` entries: later entries may differ."""
         for lent in self._pool:
             lent.base = min(lent.base, upto)
+
+
+def _count_alone() -> int:
+    """What the reference count of a pooled list reads when only the pool holds it (measured
+    the way :meth:`Lender.take` reads it, on this interpreter)."""
+    pool = [LentList([], 0)]
+    return _REFCOUNT(pool[0]) if _REFCOUNT is not None else -1
+
+
+_ALONE = _count_alone()
 
 
 def reset(lent: LentList, source: list[Any], upto: int) -> None:
