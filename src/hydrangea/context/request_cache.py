@@ -86,6 +86,7 @@ class RequestCache:
         "_non_system",
         "_requests",
         "_seen",
+        "_stuck",
         "memo",
     )
 
@@ -103,6 +104,7 @@ class RequestCache:
         self._chunks: dict[tuple[object, ...], _Run] = {}  # overlay runs: role before, item ids
         self._requests = 0  # requests built with an overlay
         self._lender = Lender()  # the requests' top-level lists, recycled (see ``_lent``)
+        self._stuck: tuple[int, int, int | None] | None = None  # an advance found not valid
         self.memo: dict[str, Any] = {}
         """Anthropic: the breakpoint placement's memo for this prefix (emptied on a detach)."""
 
@@ -116,6 +118,7 @@ class RequestCache:
         self._seen = detaches
         if detached_from is None:
             return
+        self._stuck = None  # (it names items by id: a detach may free them)
         keep = detached_from
         if self._adapter.gateway is GatewayType.gemini:
             keep -= 1  # a Gemini boundary was judged with the item after it, now detached
@@ -429,6 +432,11 @@ class RequestCache:
         p = self.prefix
         if stable <= p:
             return
+        # whether the boundary is valid depends on the items up to it and the one after it
+        attempt = (p, stable, id(source[stable]) if stable < len(source) else None)
+        if attempt == self._stuck:
+            return
+        self._stuck = attempt  # until it is taken below
         segment = list(source[p:stable])
         before = self._checkpoints[-1]
         pairing = self._pairing(segment, before.counted)
@@ -463,6 +471,7 @@ class RequestCache:
         self._checkpoints.append(
             _Checkpoint(stable, len(self._messages), len(self._blocks), counted)
         )
+        self._stuck = None
 
     def _valid(
         self,
