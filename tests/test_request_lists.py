@@ -184,3 +184,20 @@ def test_copies_and_pickles_of_a_request_list_are_plain_lists() -> None:
     for other in (copy.copy(listed), copy.deepcopy(listed), pickle.loads(pickle.dumps(listed))):
         assert type(other) is list
         assert other == listed
+
+
+def test_a_request_list_converts_as_a_list_does() -> None:
+    """Code that rebuilds a list as ``type(value)(iterable)`` (``dataclasses.asdict`` does)."""
+    import dataclasses
+
+    @dataclasses.dataclass
+    class Sent:
+        messages: list[Any]
+
+    context = Context(GatewayType.openai)
+    for text in ("a", "b", "c"):
+        context.emplace_message(Message(role=Role.user, content=text))
+        context.emplace_message(Message(role=Role.assistant, content=text))
+    listed = context.request()["messages"]
+    assert dataclasses.asdict(Sent(listed)) == {"messages": list(listed)}
+    assert type(listed)(iter(listed)) == listed

@@ -26,7 +26,7 @@ on the running interpreter (an interpreter that borrows references reads lower),
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, SupportsIndex
 
 __all__ = ["Lender", "LentList"]
@@ -58,8 +58,8 @@ class LentList(list[Any]):
 
     __slots__ = ("base", "changed", "length", "patched", "sealed")
 
-    def __init__(self, values: list[Any], base: int) -> None:
-        list.__init__(self, values)
+    def __init__(self, values: Iterable[Any] = (), base: int = 0) -> None:
+        list.__init__(self, values)  # (``LentList(iterable)`` works as ``list(iterable)``)
         self.base = base
         """How many leading entries are the lender's source entries (but for ``patched``)."""
         self.patched: list[int] = []
@@ -77,8 +77,8 @@ class LentList(list[Any]):
     def __setitem__(self, index: Any, value: Any) -> None:
         if self.sealed or not isinstance(index, int):
             self.changed = True
-        else:
-            self.patched.append(index if index >= 0 else len(self) + index)
+        elif (position := index if index >= 0 else len(self) + index) < self.base:
+            self.patched.append(position)  # (later entries are cut off when it is recycled)
         list.__setitem__(self, index, value)
 
     def __delitem__(self, index: Any) -> None:
