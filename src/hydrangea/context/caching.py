@@ -171,6 +171,9 @@ class AnthropicCaching:
         return {"type": "ephemeral", "ttl": self.ttl}
 
 
+_DEFAULT = AnthropicCaching()
+
+
 @dataclass(frozen=True, slots=True)
 class BreakpointPlan:
     """Where a request's breakpoints are, as block positions (tools, system, messages order)."""
@@ -363,7 +366,7 @@ def cache_anthropic_request(
     (kept by that caller, emptied when its prefix changes) for the token estimate of the
     prefix; the cost is then independent of the conversation's length.
     """
-    caching = caching or AnthropicCaching()
+    caching = caching or _DEFAULT
     if blocks is None:
         blocks = _blocks(kwargs)
     messages = kwargs.get("messages") or ()
@@ -614,7 +617,7 @@ def cached_anthropic_kwargs(
     :func:`cache_anthropic_request`).
     """
     kwargs = adapter.build_request(items) if built is None else built
-    caching = caching or AnthropicCaching()
+    caching = caching or _DEFAULT
     if not caching.enabled:
         return kwargs
     messages = kwargs.get("messages") or []
