@@ -439,12 +439,13 @@ def cache_anthropic_request(
     for guard in guards[1:]:
         add(guard, check_minimum=True)
     plan = BreakpointPlan(kept, tuple(sorted(placed)), stable_end, anchor)
-    markers: dict[int, object] = {}
-    for n in kept:
-        value = blocks[n].value
-        markers[n] = value.get("cache_control") if isinstance(value, dict) else None
-    markers.update((n, caching.marker) for n in plan.placed)
-    _check_ttl_order([markers[n] for n in sorted(markers)], sorted(markers))
+    if kept:  # (without the caller's markers every breakpoint has the same marker)
+        markers: dict[int, object] = {}
+        for n in kept:
+            value = blocks[n].value
+            markers[n] = value.get("cache_control") if isinstance(value, dict) else None
+        markers.update((n, caching.marker) for n in plan.placed)
+        _check_ttl_order([markers[n] for n in sorted(markers)], sorted(markers))
     return _apply(kwargs, blocks, plan.placed, caching.marker, owned=owned), plan
 
 
