@@ -36,7 +36,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
-from typing import Any, Literal, Protocol, get_args, overload
+from typing import Any, Literal, NamedTuple, Protocol, get_args, overload
 
 from hydrangea.context.adapter import Adapter
 from hydrangea.context.native import NativeContent, without_key
@@ -171,6 +171,9 @@ class AnthropicCaching:
         return {"type": "ephemeral", "ttl": self.ttl}
 
 
+_DEFAULT = AnthropicCaching()
+
+
 @dataclass(frozen=True, slots=True)
 class BreakpointPlan:
     """Where a request's breakpoints are, as block positions (tools, system, messages order)."""
@@ -190,8 +193,7 @@ class BreakpointPlan:
         return tuple(sorted((*self.kept, *self.placed)))
 
 
-@dataclass(frozen=True, slots=True)
-class _Block:
+class _Block(NamedTuple):  # a tuple: made for every block of every new message, so cheaply
     section: Literal["tools", "system", "messages"]
     outer: int  # index of the tool, system block or message
     inner: int  # index of the block inside the message (-1 otherwise)
@@ -217,6 +219,8 @@ class BlockView(Sequence[_Block]):
         count: int,
         messages: Sequence[object] = (),
         first: int = 0,
+        *,
+        later: int | None = None,
     ) -> None:
         self._head = head
         self._cached = cached
@@ -225,11 +229,12 @@ class BlockView(Sequence[_Block]):
         self._first = first
         self._rest: list[_Block] | None = None
         self._start = len(head) + count
-        later = 0
-        for m in range(first, len(messages)):
-            message = messages[m]
-            content = message.get("content") if isinstance(message, dict) else None
-            later += len(content) if isinstance(content, list) else 1
+        if later is None:  # (a caller that walked the messages already passes the count)
+            later = 0
+            for m in range(first, len(messages)):
+                message = messages[m]
+                content = message.get("content") if isinstance(message, dict) else None
+                later += len(content) if isinstance(content, list) else 1
         self._later = later
 
     @property
@@ -361,7 +366,7 @@ def cache_anthropic_request(
     (kept by that caller, emptied when its prefix changes) for the token estimate of the
     prefix; the cost is then independent of the conversation's length.
     """
-    caching = caching or AnthropicCaching()
+    caching = caching or _DEFAULT
     if blocks is None:
         blocks = _blocks(kwargs)
     messages = kwargs.get("messages") or ()
@@ -434,12 +439,13 @@ def cache_anthropic_request(
     for guard in guards[1:]:
         add(guard, check_minimum=True)
     plan = BreakpointPlan(kept, tuple(sorted(placed)), stable_end, anchor)
-    markers: dict[int, object] = {}
-    for n in kept:
-        value = blocks[n].value
-        markers[n] = value.get("cache_control") if isinstance(value, dict) else None
-    markers.update((n, caching.marker) for n in plan.placed)
-    _check_ttl_order([markers[n] for n in sorted(markers)], sorted(markers))
+    if kept:  # (without the caller's markers every breakpoint has the same marker)
+        markers: dict[int, object] = {}
+        for n in kept:
+            value = blocks[n].value
+            markers[n] = value.get("cache_control") if isinstance(value, dict) else None
+        markers.update((n, caching.marker) for n in plan.placed)
+        _check_ttl_order([markers[n] for n in sorted(markers)], sorted(markers))
     return _apply(kwargs, blocks, plan.placed, caching.marker, owned=owned), plan
 
 
@@ -612,7 +618,7 @@ def cached_anthropic_kwargs(
     :func:`cache_anthropic_request`).
     """
     kwargs = adapter.build_request(items) if built is None else built
-    caching = caching or AnthropicCaching()
+    caching = caching or _DEFAULT
     if not caching.enabled:
         return kwargs
     messages = kwargs.get("messages") or []
