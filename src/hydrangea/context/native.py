@@ -261,11 +261,17 @@ def clone_sorted(value: _T) -> _T:
 def _clone_sorted(value: Any) -> Any:
     kind = type(value)
     if kind is dict:
-        if all(type(key) is str for key in value):
-            return {
-                key: inner if type(inner) in _ATOMS else _clone_sorted(inner)
-                for key, inner in sorted(value.items(), key=_first)
-            }
+        try:
+            keys = sorted(value)
+        except TypeError:  # keys of several types: not JSON, the checked walk says why
+            return copy_json_value(value, "a native item", sort_keys=True)
+        for key in keys:
+            if type(key) is not str:
+                return copy_json_value(value, "a native item", sort_keys=True)
+        return {
+            key: inner if type(inner := value[key]) in _ATOMS else _clone_sorted(inner)
+            for key in keys
+        }
     elif kind is list:
         return [inner if type(inner) in _ATOMS else _clone_sorted(inner) for inner in value]
     elif kind in _ATOMS:
