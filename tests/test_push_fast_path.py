@@ -252,3 +252,32 @@ def test_push_back_of_recorded_traffic_stores_what_the_general_pipeline_stores(
 ) -> None:
     pushed = _pushed(fixture.gateway, fixture.response)
     assert pushed == _general(fixture.gateway, fixture.response)
+
+
+class _Key(str):
+    """A str subclass as a key: the checked walk turns it into a plain str."""
+
+
+@pytest.mark.parametrize(
+    "value",
+    [{1: "a", "b": 2}, {"a": {2: 1, 3: 2}}, [{_Key("k"): 1}], {"a": (1, 2)}, {"a": {1, 2}}],
+)
+def test_clone_sorted_hands_what_is_not_plain_json_to_the_checked_walk(value: Any) -> None:
+    def outcome(call: Any) -> tuple[str, Any]:
+        try:
+            copied = call()
+        except HydrangeaError as error:
+            return "error", (type(error), str(error))
+        return "ok", (json.dumps(copied), [type(key) for key in _keys(copied)])
+
+    assert outcome(lambda: clone_sorted(value)) == outcome(
+        lambda: reference_copy(value, "a native item", sort_keys=True)
+    )
+
+
+def _keys(tree: Any) -> list[Any]:
+    if isinstance(tree, dict):
+        return [*tree, *(key for inner in tree.values() for key in _keys(inner))]
+    if isinstance(tree, list):
+        return [key for inner in tree for key in _keys(inner)]
+    return []

@@ -250,12 +250,20 @@ def _clone(value: Any) -> Any:
 def clone_sorted(value: _T) -> _T:
     """:func:`clone_json` with object keys sorted at every depth, for JSON already checked.
 
-    Equal, key order included, to ``copy_json_value(value, ..., sort_keys=True)`` for a value
-    that walk accepts and that holds plain types only (what :func:`copy_json` returns, and what
-    an adapter's ``canonical`` makes of it), without repeating its checks. Anything else is
-    handed to that checked walk, so nothing unchecked gets through.
+    Equal, key order included, to ``copy_json_value(value, "a native item", sort_keys=True)``
+    for a value that walk accepts and that holds plain types only (what :func:`copy_json`
+    returns, and what an adapter's ``canonical`` makes of it), without repeating its checks.
+    A value holding anything else is handed to that checked walk whole, so nothing unchecked
+    gets through and a refusal names the same place.
     """
-    return cast(_T, _clone_sorted(value))
+    try:
+        return cast(_T, _clone_sorted(value))
+    except _NotPlain:
+        return cast(_T, copy_json_value(value, "a native item", sort_keys=True))
+
+
+class _NotPlain(Exception):
+    """Raised by :func:`_clone_sorted` at the first value that is not plain JSON."""
 
 
 def _clone_sorted(value: Any) -> Any:
@@ -263,20 +271,20 @@ def _clone_sorted(value: Any) -> Any:
     if kind is dict:
         try:
             keys = sorted(value)
-        except TypeError:  # keys of several types: not JSON, the checked walk says why
-            return copy_json_value(value, "a native item", sort_keys=True)
+        except TypeError:  # keys of several types
+            raise _NotPlain from None
         for key in keys:
             if type(key) is not str:
-                return copy_json_value(value, "a native item", sort_keys=True)
+                raise _NotPlain
         return {
             key: inner if type(inner := value[key]) in _ATOMS else _clone_sorted(inner)
             for key in keys
         }
-    elif kind is list:
+    if kind is list:
         return [inner if type(inner) in _ATOMS else _clone_sorted(inner) for inner in value]
-    elif kind in _ATOMS:
+    if kind in _ATOMS:
         return value
-    return copy_json_value(value, "a native item", sort_keys=True)
+    raise _NotPlain
 
 
 def without_key(value: object, key: str) -> object:
