@@ -132,7 +132,7 @@ class ComponentTable:
         auto = key is None if old is None else old.auto
         if key is None:
             key = f"{AUTO_KEY_PREFIX}{seq}"
-            component = component.with_key(key)  # so get(), get_by_tags() and states() tell it
+            component = component._assigned(key)  # so get(), get_by_tags() and states() tell it
         entry = Entry(key, auto, seq, component, start, natives)
         self.entries[key] = entry
         self.link(entry)
