@@ -44,16 +44,20 @@ class Entry:
 
 @dataclass(frozen=True, slots=True)
 class Plan:
-    """What an entry shows at offsets ``start`` to ``until - 1`` (of ``component`` scheduled
-    from ``began``): ``item`` (``None``: hidden), and whether it ends for good at ``until``
-    (for a hidden entry: it never shows again, so it is gone now)."""
+    """What an entry shows in episodes ``first`` to ``stop - 1`` (absolute episodes): ``item``
+    (``None``: hidden), and whether it ends for good at ``stop`` (for a hidden entry: it never
+    shows again, so it is gone now). ``last`` is the episode after which the key is free (the
+    last visible one of a final run), or -1; ``before`` tells the item's placement.
 
-    component: Component
-    began: int
-    start: int
-    until: int
+    A plan holds for the entry's component and schedule start as they were when it was made:
+    whatever changes either (``Lifecycle.update``) drops the entry's plan."""
+
+    first: int
+    stop: int
     item: OverlayItem | None
     final: bool
+    last: int
+    before: bool
 
 
 class ComponentTable:
