@@ -38,7 +38,7 @@ from hydrangea.lifecycle.history import HistoryLog, LifecycleRequest, OverlayIte
 from hydrangea.lifecycle.placement import before_newest
 from hydrangea.lifecycle.records import ComponentState, PlainRenderer, Renderer, SnapshotHistory
 from hydrangea.lifecycle.table import ComponentTable, Entry, Plan, check_mutable
-from hydrangea.lifecycle.visibility import next_change, visible_at
+from hydrangea.lifecycle.visibility import Phase, next_change, periodic, visible_at
 from hydrangea.message import Message
 
 __all__ = ["Lifecycle"]
@@ -401,6 +401,8 @@ class Lifecycle:
                 if plan.final:
                     gone.append(entry.key)
                 continue
+            if plan.period and (episode - plan.origin) % plan.period >= plan.shown:
+                continue  # a periodic component, hidden in this episode
             if plan.last == episode:
                 gone.append(entry.key)  # last visible episode: the key is free after it
             if plan.before:
@@ -437,21 +439,35 @@ def _plan(entry: Entry, episode: int) -> Plan:
     component = entry.component
     start = entry.start
     offset = episode - start
+    cycle = periodic(component)
+    if cycle is not None:  # one plan for good, shown by the period's arithmetic
+        period, shown = cycle
+        item = _shown(entry, component.phases[0])
+        return Plan(episode, _FOREVER, item, False, -1, _before(item), period, shown, start)
     phase = visible_at(component, offset)
     change = next_change(component, offset)
     stop = _FOREVER if change is None else start + change.at
     if phase is None:
         return Plan(episode, stop, None, change is None, -1, False)
+    item = _shown(entry, phase)
+    final = change is not None and change.final
+    return Plan(episode, stop, item, final, stop - 1 if final else -1, _before(item))
+
+
+def _shown(entry: Entry, phase: Phase) -> OverlayItem:
+    """The entry's overlay item in ``phase`` (made once per phase and content)."""
     item = entry.shown.get(phase)
     if item is None:
         item = entry.shown[phase] = OverlayItem(entry.key, phase, entry.natives)
-    final = change is not None and change.final
-    placement = phase.placement
+    return item
+
+
+def _before(item: OverlayItem) -> bool:
+    placement = item.phase.placement
     match placement:
         case Placement.before:
-            before = True
+            return True
         case Placement.after:
-            before = False
+            return False
         case _:
             assert_never(placement)
-    return Plan(episode, stop, item, final, stop - 1 if final else -1, before)

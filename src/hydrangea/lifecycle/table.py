@@ -49,6 +49,9 @@ class Plan:
     shows again, so it is gone now). ``last`` is the episode after which the key is free (the
     last visible one of a final run), or -1; ``before`` tells the item's placement.
 
+    A periodic plan (``period`` > 0: a sticky or cyclic component) shows ``item`` only in the
+    episodes ``e`` with ``(e - origin) % period < shown``, hidden in the others, for good.
+
     A plan holds for the entry's component and schedule start as they were when it was made:
     whatever changes either (``Lifecycle.update``) drops the entry's plan."""
 
@@ -58,6 +61,9 @@ class Plan:
     final: bool
     last: int
     before: bool
+    period: int = 0
+    shown: int = 0
+    origin: int = 0
 
 
 class ComponentTable:
