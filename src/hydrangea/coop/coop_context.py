@@ -123,6 +123,7 @@ class CoopContext:
     """
 
     __slots__ = (
+        "_any_async",
         "_async_locks",
         "_collections",
         "_context",
@@ -154,6 +155,7 @@ class CoopContext:
         self._ranged: dict[int, _Entry] = {}
         self._pending: list[_Entry] = []
         self._registered: set[int] = set()
+        self._any_async = False  # any area of the ring or the pending list has async callbacks
         self._next_order = 0
         self._pending_lock = threading.Lock()
         self._render_lock = threading.Lock()
@@ -264,7 +266,9 @@ class CoopContext:
             if id(area) in self._registered:
                 raise DuplicateAreaError(f"{area!r} is already registered")
             self._registered.add(id(area))
-            self._pending.append(_Entry(area, self._next_order))
+            entry = _Entry(area, self._next_order)
+            self._pending.append(entry)
+            self._any_async = self._any_async or entry.is_async
             self._next_order += 1
 
     # -- rendering ---------------------------------------------------------------------------
@@ -286,6 +290,8 @@ class CoopContext:
 
     def _refuse_async_areas(self) -> None:
         """Before a sync render changes anything: no area may have ``async def`` callbacks."""
+        if not self._any_async:
+            return
         with self._pending_lock:
             found = [e.area for e in (*self._ring, *self._pending) if e.is_async]
         if found:
@@ -428,6 +434,7 @@ class CoopContext:
         with self._pending_lock:
             for entry in doomed:
                 self._registered.discard(id(entry.area))
+            self._any_async = any(e.is_async for e in (*self._ring, *self._pending))
 
     def _unfold(self) -> Steps[None]:
         size = len(self._ring)
