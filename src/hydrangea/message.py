@@ -46,6 +46,10 @@ __all__ = [
 ]
 
 
+_TEXTS = (str, bytes)
+"""Content taken as it is (a tuple, not a union: a union is built anew at each evaluation)."""
+
+
 class Role(StrEnum):
     """Who speaks a message."""
 
@@ -213,7 +217,7 @@ class Message(_Frozen):
     @field_validator("content", mode="before")
     @classmethod
     def _sequence_to_tuple(cls, value: object) -> object:
-        if isinstance(value, str | bytes) or type(value) is tuple:  # no ABC check for these
+        if isinstance(value, _TEXTS) or type(value) is tuple:  # no ABC check for these
             return value
         if isinstance(value, Sequence):
             return tuple(value)

@@ -35,6 +35,9 @@ _log = logging.getLogger(__name__)
 
 _FORMAT = "hydrangea.context"
 
+_NOT_MESSAGES = (Message, str, bytes, dict)
+"""What emplace_messages refuses as a whole (a tuple: a union is built at each evaluation)."""
+
 
 class _Sized(Sequence[NativeContent]):
     """Stands for the request's items where only their count is read."""
@@ -165,7 +168,7 @@ class Context(Sequence[NativeContent]):
         :class:`~hydrangea.errors.InvalidMessageError` (a ``TypeError``); build the Message
         first, or append a native item with :meth:`push_back`.
         """
-        if isinstance(messages, Message | str | bytes | dict):
+        if isinstance(messages, _NOT_MESSAGES):
             raise InvalidMessageError(
                 "emplace_messages takes an iterable of Message objects, got a single "
                 f"{type(messages).__name__}"

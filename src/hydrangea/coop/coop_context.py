@@ -83,8 +83,11 @@ def _flow(area: AnyContextArea) -> AreaFlowState:
     return value
 
 
+_SEQUENCES = (list, tuple)  # a tuple: `list | tuple` would build a union at every call
+
+
 def _messages(area: AnyContextArea, result: object, member: str) -> list[Message]:
-    if not isinstance(result, list | tuple):
+    if not isinstance(result, _SEQUENCES):
         raise AreaContractError(
             f"{area!r}.{member}() returned {type(result).__name__}, not a list of Message"
         )
