@@ -55,7 +55,9 @@ class _Entry:
 
     def life(self) -> AreaLifeState:
         """The area's life state, refusing a retired area that claims to be retained again."""
-        life = _life(self.area)
+        life = self.area.life_state  # _life(), inlined: read three times a render
+        if not isinstance(life, AreaLifeState):
+            raise _not_a_life_state(self.area, life)
         match life:
             case AreaLifeState.retired:
                 self.retired = True
@@ -72,8 +74,12 @@ class _Entry:
 def _life(area: AnyContextArea) -> AreaLifeState:
     value = area.life_state
     if not isinstance(value, AreaLifeState):
-        raise AreaContractError(f"{area!r}.life_state is {value!r}, not an AreaLifeState")
+        raise _not_a_life_state(area, value)
     return value
+
+
+def _not_a_life_state(area: AnyContextArea, value: object) -> AreaContractError:
+    return AreaContractError(f"{area!r}.life_state is {value!r}, not an AreaLifeState")
 
 
 def _flow(area: AnyContextArea) -> AreaFlowState:
@@ -345,6 +351,8 @@ class CoopContext:
         yield from self._unfold()
 
     def _admit_pending(self) -> None:
+        if not self._pending:  # read without the lock: a register racing with this render
+            return  # joins at the next one, as if it had come a moment later
         with self._pending_lock:
             self._ring.extend(self._pending)
             self._pending.clear()
