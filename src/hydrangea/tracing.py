@@ -278,6 +278,12 @@ class _Traced:
             yield done
 
 
+def _off() -> bool:
+    """True when no span can be made now: spans off, or the proxy tracer with no provider."""
+    tracer = _STATE.tracer
+    return tracer is None or (tracer is not _UNLOADED and _STATE.idle())
+
+
 def _same(result: _R) -> _R:
     return result
 
@@ -305,7 +311,7 @@ def traced(
 
             @wraps(function)
             async def awrapper(*args: _P.args, **kwargs: _P.kwargs) -> Any:
-                if _STATE.tracer is None or (live := _start(name)) is None:
+                if _off() or (live := _start(name)) is None:
                     return await coroutine_function(*args, **kwargs)
                 with spec.call(live, args, kwargs) as done:
                     return done(await coroutine_function(*args, **kwargs))
@@ -314,7 +320,10 @@ def traced(
 
         @wraps(function)
         def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-            if _STATE.tracer is None or (live := _start(name)) is None:
+            tracer = _STATE.tracer  # _off(), inlined: this runs on every traced call
+            if tracer is None or (tracer is not _UNLOADED and _STATE.idle()):
+                return function(*args, **kwargs)
+            if (live := _start(name)) is None:
                 return function(*args, **kwargs)
             with spec.call(live, args, kwargs) as done:
                 return cast("_R", done(function(*args, **kwargs)))
