@@ -148,6 +148,7 @@ class CoopContext:
         "_render_thread",
         "_renders",
         "_ring",
+        "_starts",
     )
 
     def __init__(self, context: Context) -> None:
@@ -176,6 +177,8 @@ class CoopContext:
         self._renders = 0
         self._collections = 0
         self._last_collection: CollectionRecord | None = None
+        # range_starts(), kept until a range starts or an area leaves the ring (None: unknown)
+        self._starts: tuple[int, ...] | None = None
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -212,8 +215,10 @@ class CoopContext:
             return self._range_starts()
 
     def _range_starts(self) -> tuple[int, ...]:
-        starts = {e.effect_range.earliest for e in self._ring if e.effect_range is not None}
-        return tuple(sorted(starts, reverse=True))
+        if self._starts is None:
+            starts = {e.effect_range.earliest for e in self._ring if e.effect_range is not None}
+            self._starts = tuple(sorted(starts, reverse=True))
+        return self._starts
 
     def snapshot(self) -> CoopSnapshot:
         """The ring in registration order with each area's states and range, and the cursor.
@@ -436,6 +441,7 @@ class CoopContext:
         return errors
 
     def _remove(self, doomed: list[_Entry]) -> None:
+        self._starts = None
         gone = {id(e) for e in doomed}
         flags = [id(e) in gone for e in self._ring]
         self._cursor = repair_cursor(self._cursor, flags)
@@ -481,6 +487,7 @@ class CoopContext:
         if after > before:
             if entry.effect_range is None:
                 entry.effect_range = EffectRange(before, after - 1)
+                self._starts = None  # a new start (a range only ever grows at its end)
             else:
                 entry.effect_range = entry.effect_range.extended_to(after - 1)
                 del self._ranged[id(area)]
