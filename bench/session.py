@@ -32,10 +32,10 @@ subprocess of this script (``--egregore-worker``). Its debug ``print`` output go
 
 A session that has not reached its last turn after a CPU budget stops there and the report says
 how far it got (``--long-budget``, 90 s, for the 10,000-turn run; ``--egregore-budget``, 300 s);
-the comparison then covers the turns both reached. What still grows with the history in
-hydrangea's turn is the fresh top-level ``messages`` list of each request (one pointer copy of
-the history: about 4 ns a message on the reference machine), the price of "the top-level lists
-are yours to mutate" (see "What you may mutate" in the providers guide).
+the comparison then covers the turns both reached. The loop holds each request's kwargs until
+the next one is built (``kwargs = request.kwargs``), as an agent loop does; the Context then
+serves its requests with two top-level lists brought up to date in turn instead of copying the
+history into a new one each time (see "What you may mutate" in the providers guide).
 
 Run: ``python bench/session.py [--turns 1000] [--long-turns 10000] [--egregore-turns 1000]``.
 """
@@ -247,7 +247,8 @@ def summary(samples: list[int]) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n", 1)[0])
     parser.add_argument("--turns", type=int, default=1_000)
-    parser.add_argument("--long-turns", type=int, default=10_000)
+    parser.add_argument("--long-turns", type=int, default=10_000,
+                        help=f"turns of the hydrangea-alone session (at least {WINDOW})")
     parser.add_argument("--egregore-turns", type=int, default=1_000)
     parser.add_argument("--long-budget", type=float, default=90.0,
                         help="stop the long hydrangea session after this many CPU seconds")
@@ -255,6 +256,9 @@ def main() -> None:
                         help="stop the egregore session after this many CPU seconds")
     parser.add_argument("--egregore-worker", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    for name in ("turns", "long_turns", "egregore_turns"):
+        if getattr(args, name) < WINDOW:
+            parser.error(f"--{name.replace('_', '-')} must be at least {WINDOW} (the window)")
     if args.egregore_worker:
         egregore_worker(args.egregore_worker, args.egregore_budget)
         return

@@ -261,3 +261,21 @@ def test_gemini_requests_reuse_the_cached_prefix() -> None:
     assert len(second) == len(first) + 1
     shared = sum(1 for a, b in zip(first, second, strict=False) if a is b)
     assert shared >= len(first) - 2
+
+
+def test_a_boundary_refused_once_is_taken_as_soon_as_it_is_valid() -> None:
+    """A boundary the cache cannot use yet (Gemini: the next item is of the same role, so the
+    turns would merge) is not retried while nothing changed, and is taken once an item of
+    another role follows: the cached prefix keeps up with the history."""
+    context = Context(GatewayType.gemini)
+    cache = context._requests
+    for turn in range(30):
+        context = apply(context, "user", "q")
+        if turn % 3 == 0:  # two user items in a row: no boundary between them
+            context = apply(context, "user", "n")
+        assert dumped(context.request()) == dumped(oracle(context, len(context), []))
+        assert dumped(context.request()) == dumped(oracle(context, len(context), []))
+        context = apply(context, "assistant", "a")
+        stable = len(context) - 1
+        context.build_incremental(stable, [])
+        assert cache.prefix >= stable - 2, (turn, cache.prefix, stable)

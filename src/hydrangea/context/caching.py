@@ -36,7 +36,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
-from typing import Any, Literal, Protocol, get_args, overload
+from typing import Any, Literal, NamedTuple, Protocol, get_args, overload
 
 from hydrangea.context.adapter import Adapter
 from hydrangea.context.native import NativeContent, without_key
@@ -190,8 +190,7 @@ class BreakpointPlan:
         return tuple(sorted((*self.kept, *self.placed)))
 
 
-@dataclass(frozen=True, slots=True)
-class _Block:
+class _Block(NamedTuple):  # a tuple: made for every block of every new message, so cheaply
     section: Literal["tools", "system", "messages"]
     outer: int  # index of the tool, system block or message
     inner: int  # index of the block inside the message (-1 otherwise)
@@ -217,6 +216,8 @@ class BlockView(Sequence[_Block]):
         count: int,
         messages: Sequence[object] = (),
         first: int = 0,
+        *,
+        later: int | None = None,
     ) -> None:
         self._head = head
         self._cached = cached
@@ -225,11 +226,12 @@ class BlockView(Sequence[_Block]):
         self._first = first
         self._rest: list[_Block] | None = None
         self._start = len(head) + count
-        later = 0
-        for m in range(first, len(messages)):
-            message = messages[m]
-            content = message.get("content") if isinstance(message, dict) else None
-            later += len(content) if isinstance(content, list) else 1
+        if later is None:  # (a caller that walked the messages already passes the count)
+            later = 0
+            for m in range(first, len(messages)):
+                message = messages[m]
+                content = message.get("content") if isinstance(message, dict) else None
+                later += len(content) if isinstance(content, list) else 1
         self._later = later
 
     @property

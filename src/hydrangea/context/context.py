@@ -377,14 +377,14 @@ class Context(Sequence[NativeContent]):
         cache = self._requests
         cache.sync(self.detached_from(cache.seen), self.detaches)
         if self._gateway is not GatewayType.anthropic or (caching and not caching.enabled):
-            return cache.build(self._items, stable, tail, overlay)
+            return cache.hand_out(cache.build(self._items, stable, tail, overlay))
         built, blocks, kept = cache.build_with_blocks(self._items, stable, tail, overlay)
-        return cached_anthropic_kwargs(
+        return cache.hand_out(cached_anthropic_kwargs(
             self._adapter, _Sized(stable + len(tail)), stable_items=stable,
             earlier_items=earlier, caching=caching, built=built, blocks=(blocks, kept),
             memo=cache.memo, cut_items=cuts,
             shared_of=lambda boundary: cache.shared_messages(self._items, boundary, built),
-        )
+        ))
 
     # -- persistence -------------------------------------------------------------------------
 

@@ -37,6 +37,7 @@ from operator import attrgetter
 from typing import Any, assert_never
 
 from hydrangea.context._gemini_request import build_gemini_request
+from hydrangea.context._lent import Lender, reset, seal
 from hydrangea.context.adapter import Adapter
 from hydrangea.context.caching import BlockView, head_blocks, message_blocks
 from hydrangea.context.native import NativeContent
@@ -80,10 +81,12 @@ class RequestCache:
         "_head",
         "_kept",
         "_key",
+        "_lender",
         "_messages",
         "_non_system",
         "_requests",
         "_seen",
+        "_stuck",
         "memo",
     )
 
@@ -100,6 +103,8 @@ class RequestCache:
         self._alone: dict[str, int] = {}  # messages of each anchor built alone (not Gemini)
         self._chunks: dict[tuple[object, ...], _Run] = {}  # overlay runs: role before, item ids
         self._requests = 0  # requests built with an overlay
+        self._lender = Lender()  # the requests' top-level lists, recycled (see ``_lent``)
+        self._stuck: tuple[int, int, int | None] | None = None  # an advance found not valid
         self.memo: dict[str, Any] = {}
         """Anthropic: the breakpoint placement's memo for this prefix (emptied on a detach)."""
 
@@ -113,6 +118,7 @@ class RequestCache:
         self._seen = detaches
         if detached_from is None:
             return
+        self._stuck = None  # (it names items by id: a detach may free them)
         keep = detached_from
         if self._adapter.gateway is GatewayType.gemini:
             keep -= 1  # a Gemini boundary was judged with the item after it, now detached
@@ -123,11 +129,23 @@ class RequestCache:
         self.memo.clear()
         kept = self._checkpoints[-1]
         del self._messages[kept.messages :]
+        self._lender.cut(kept.messages)
         del self._blocks[kept.blocks :]
         self._kept = [n for n in self._kept if n < kept.blocks]
         if kept.items == 0:
             self._head = {}
             self._non_system = False
+
+    def hand_out(self, built: dict[str, Any]) -> dict[str, Any]:
+        """``built`` (a finished request) is the caller's now: its history list may no longer
+        be changed by the cache, until the caller lets go of it (see ``_lent``)."""
+        seal(built.get(self._key))
+        return built
+
+    @property
+    def copies(self) -> int:
+        """How many request lists were made by copying the cached prefix (not recycled)."""
+        return self._lender.copies
 
     @property
     def seen(self) -> int:
@@ -167,15 +185,21 @@ class RequestCache:
         offset = len(head)
         kept = [n for n, b in enumerate(head) if _marked(b.value)]
         kept.extend(offset + n for n in self._kept if n < checkpoint.blocks)
-        position = offset + checkpoint.blocks
+        first = offset + checkpoint.blocks
+        position = first
         for m in range(checkpoint.messages, len(messages)):
             content = messages[m].get("content") if isinstance(messages[m], dict) else None
             if not isinstance(content, list):
                 position += 1
                 continue
-            kept.extend(position + b for b, block in enumerate(content) if _marked(block))
+            for b, block in enumerate(content):
+                if _marked(block):
+                    kept.append(position + b)
             position += len(content)
-        view = BlockView(head, self._blocks, checkpoint.blocks, messages, checkpoint.messages)
+        view = BlockView(
+            head, self._blocks, checkpoint.blocks, messages, checkpoint.messages,
+            later=position - first,
+        )
         return built, view, tuple(kept)
 
     def _compose(
@@ -190,10 +214,11 @@ class RequestCache:
         checkpoint = self._usable(stable)
         p = checkpoint.items
         covered = sum(overlay)
+        messages = None
         if p > 0 and checkpoint.messages > 0 and 0 < covered <= len(tail):
             head = list(source[p:stable])  # stable items the cache has not taken in yet
             if self._closed(head):
-                messages = self._messages[: checkpoint.messages]  # the one copy of the prefix
+                messages = self._lender.take(self._messages, checkpoint.messages)
                 if head:
                     self._extend(messages, source[p - 1], head, checkpoint.counted)
                 if self._extend_overlay(messages, tail, overlay):
@@ -203,13 +228,15 @@ class RequestCache:
                     out = self._head_copy()
                     out[self._key] = messages
                     return out, checkpoint
+                reset(messages, self._messages, checkpoint.messages)  # a seam was not exact
         rest = [*source[p:stable], *tail]
         if p == 0:
             built = self._adapter.build_request(rest)
             built[self._key] = list(built.get(self._key) or [])
             return built, self._checkpoints[0]
         out = self._head_copy()
-        messages = self._messages[: checkpoint.messages]  # the one copy of the prefix
+        if messages is None:
+            messages = self._lender.take(self._messages, checkpoint.messages)
         seam, new = self._tail_messages(messages, source[p - 1], rest, checkpoint.counted)
         if seam is not None:
             messages[-1] = seam
@@ -267,6 +294,18 @@ class RequestCache:
         self._requests += 1
         now = self._requests
         gemini = self._adapter.gateway is GatewayType.gemini
+        added: list[Any] = []  # kept runs' messages, appended together
+        merged: list[Any] | None = None  # Gemini: the parts of the last turn, with joined ones
+
+        def flush() -> None:
+            nonlocal merged
+            if merged is not None:
+                target = added or messages
+                target[-1] = {"role": target[-1]["role"], "parts": merged}
+                merged = None
+            messages.extend(added)
+            added.clear()
+
         start = 0
         for length in overlay:
             run = tuple(tail[start : start + length])
@@ -274,10 +313,11 @@ class RequestCache:
             if not run:
                 continue
             # what a run builds to depends only on the role of the turn before it (Gemini)
-            role = str(messages[-1].get("role")) if gemini else ""
+            role = str((added or messages)[-1].get("role")) if gemini else ""
             key = (role, *map(id, run))  # the kept runs hold their items: ids are not reused
             found = kept.get(key)
             if found is None:
+                flush()  # the seam is built against the messages before it
                 if not self._closed(run):
                     return False
                 seam, new = self._tail_messages(messages, run[-1], list(run), None)
@@ -286,9 +326,14 @@ class RequestCache:
             else:
                 found.used = now
             if found.joined:
-                last = messages[-1]
-                messages[-1] = {"role": last["role"], "parts": [*last["parts"], *found.joined]}
-            messages.extend(found.messages)
+                if merged is None:
+                    merged = list((added or messages)[-1]["parts"])
+                merged.extend(found.joined)
+            if found.messages:
+                if merged is not None:
+                    flush()
+                added.extend(found.messages)
+        flush()
         if len(kept) > 2 * len(overlay) + _KEPT_RUNS:  # forget runs no recent request used
             for key in [k for k, r in kept.items() if now - r.used > _KEPT_RUNS]:
                 del kept[key]
@@ -387,6 +432,11 @@ class RequestCache:
         p = self.prefix
         if stable <= p:
             return
+        # whether the boundary is valid depends on the items up to it and the one after it
+        attempt = (p, stable, id(source[stable]) if stable < len(source) else None)
+        if attempt == self._stuck:
+            return
+        self._stuck = attempt  # until it is taken below
         segment = list(source[p:stable])
         before = self._checkpoints[-1]
         pairing = self._pairing(segment, before.counted)
@@ -408,6 +458,7 @@ class RequestCache:
         if p == 0:
             self._head = {k: v for k, v in built.items() if k != self._key}
             self._messages = new
+            self._lender.cut(0)
         else:
             self._messages.extend(new)
         self._non_system = True
@@ -420,6 +471,7 @@ class RequestCache:
         self._checkpoints.append(
             _Checkpoint(stable, len(self._messages), len(self._blocks), counted)
         )
+        self._stuck = None
 
     def _valid(
         self,
