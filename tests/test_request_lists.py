@@ -201,3 +201,4 @@ def test_a_request_list_converts_as_a_list_does() -> None:
     listed = context.request()["messages"]
     assert dataclasses.asdict(Sent(listed)) == {"messages": list(listed)}
     assert type(listed)(iter(listed)) == listed
+

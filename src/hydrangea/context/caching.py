@@ -171,6 +171,9 @@ class AnthropicCaching:
         return {"type": "ephemeral", "ttl": self.ttl}
 
 
+_DEFAULT = AnthropicCaching()
+
+
 @dataclass(frozen=True, slots=True)
 class BreakpointPlan:
     """Where a request's breakpoints are, as block positions (tools, system, messages order)."""
@@ -363,7 +366,7 @@ def cache_anthropic_request(
     (kept by that caller, emptied when its prefix changes) for the token estimate of the
     prefix; the cost is then independent of the conversation's length.
     """
-    caching = caching or AnthropicCaching()
+    caching = caching or _DEFAULT
     if blocks is None:
         blocks = _blocks(kwargs)
     messages = kwargs.get("messages") or ()
@@ -436,12 +439,13 @@ def cache_anthropic_request(
     for guard in guards[1:]:
         add(guard, check_minimum=True)
     plan = BreakpointPlan(kept, tuple(sorted(placed)), stable_end, anchor)
-    markers: dict[int, object] = {}
-    for n in kept:
-        value = blocks[n].value
-        markers[n] = value.get("cache_control") if isinstance(value, dict) else None
-    markers.update((n, caching.marker) for n in plan.placed)
-    _check_ttl_order([markers[n] for n in sorted(markers)], sorted(markers))
+    if kept:  # (without the caller's markers every breakpoint has the same marker)
+        markers: dict[int, object] = {}
+        for n in kept:
+            value = blocks[n].value
+            markers[n] = value.get("cache_control") if isinstance(value, dict) else None
+        markers.update((n, caching.marker) for n in plan.placed)
+        _check_ttl_order([markers[n] for n in sorted(markers)], sorted(markers))
     return _apply(kwargs, blocks, plan.placed, caching.marker, owned=owned), plan
 
 
@@ -614,7 +618,7 @@ def cached_anthropic_kwargs(
     :func:`cache_anthropic_request`).
     """
     kwargs = adapter.build_request(items) if built is None else built
-    caching = caching or AnthropicCaching()
+    caching = caching or _DEFAULT
     if not caching.enabled:
         return kwargs
     messages = kwargs.get("messages") or []

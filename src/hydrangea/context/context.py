@@ -370,21 +370,23 @@ class Context(Sequence[NativeContent]):
         are shared with other requests (read-only). ``tail`` may start with runs of
         ``overlay[0]``, ``overlay[1]`` ... items that later requests repeat (a lifecycle's
         components: the same objects, never mutated); their messages are kept between
-        requests while they stay the same.
+        requests while they stay the same. Requests of one Context built from several
+        threads are built one after the other (the cache is one structure).
         """
         if not 0 <= stable <= len(self._items):
             raise IndexError(f"stable {stable} is outside 0..{len(self._items)}")
         cache = self._requests
-        cache.sync(self.detached_from(cache.seen), self.detaches)
-        if self._gateway is not GatewayType.anthropic or (caching and not caching.enabled):
-            return cache.hand_out(cache.build(self._items, stable, tail, overlay))
-        built, blocks, kept = cache.build_with_blocks(self._items, stable, tail, overlay)
-        return cache.hand_out(cached_anthropic_kwargs(
-            self._adapter, _Sized(stable + len(tail)), stable_items=stable,
-            earlier_items=earlier, caching=caching, built=built, blocks=(blocks, kept),
-            memo=cache.memo, cut_items=cuts,
-            shared_of=lambda boundary: cache.shared_messages(self._items, boundary, built),
-        ))
+        with cache.lock:
+            cache.sync(self.detached_from(cache.seen), self.detaches)
+            if self._gateway is not GatewayType.anthropic or (caching and not caching.enabled):
+                return cache.hand_out(cache.build(self._items, stable, tail, overlay))
+            built, blocks, kept = cache.build_with_blocks(self._items, stable, tail, overlay)
+            return cache.hand_out(cached_anthropic_kwargs(
+                self._adapter, _Sized(stable + len(tail)), stable_items=stable,
+                earlier_items=earlier, caching=caching, built=built, blocks=(blocks, kept),
+                memo=cache.memo, cut_items=cuts,
+                shared_of=lambda boundary: cache.shared_messages(self._items, boundary, built),
+            ))
 
     # -- persistence -------------------------------------------------------------------------
 

@@ -30,6 +30,7 @@ mutate" in the providers guide); the request's top-level dict and lists are fres
 
 from __future__ import annotations
 
+import threading
 from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -87,6 +88,7 @@ class RequestCache:
         "_requests",
         "_seen",
         "_stuck",
+        "lock",
         "memo",
     )
 
@@ -107,6 +109,8 @@ class RequestCache:
         self._stuck: tuple[int, int, int | None] | None = None  # an advance found not valid
         self.memo: dict[str, Any] = {}
         """Anthropic: the breakpoint placement's memo for this prefix (emptied on a detach)."""
+        self.lock = threading.Lock()
+        """Held while a request is built (``Context.build_incremental``): one at a time."""
 
     @property
     def prefix(self) -> int:
