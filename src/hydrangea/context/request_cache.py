@@ -192,12 +192,13 @@ class RequestCache:
         first = offset + checkpoint.blocks
         position = first
         for m in range(checkpoint.messages, len(messages)):
-            content = messages[m].get("content") if isinstance(messages[m], dict) else None
-            if not isinstance(content, list):
+            message = messages[m]
+            content = message.get("content") if type(message) is dict else None
+            if type(content) is not list:
                 position += 1
                 continue
             for b, block in enumerate(content):
-                if _marked(block):
+                if type(block) is dict and "cache_control" in block:
                     kept.append(position + b)
             position += len(content)
         view = BlockView(
