@@ -366,8 +366,10 @@ class Context(Sequence[NativeContent]):
         cost is the items since the last closed prefix plus ``tail``, not the history. On
         Anthropic, breakpoints are placed (``stable`` is the stable history, ``earlier`` the
         previous requests' ones, ``cuts`` where a later collection may cut the history)
-        unless ``caching`` opts out. The top-level dict and lists are fresh; the message dicts
-        are shared with other requests (read-only). ``tail`` may start with runs of
+        unless ``caching`` opts out. The top-level dict and lists are the caller's (a history
+        list nothing references any more and nobody changed is brought up to date for a later
+        request instead of copied: :mod:`hydrangea.context._lent`); the message dicts are
+        shared with other requests (read-only). ``tail`` may start with runs of
         ``overlay[0]``, ``overlay[1]`` ... items that later requests repeat (a lifecycle's
         components: the same objects, never mutated); their messages are kept between
         requests while they stay the same. Requests of one Context built from several
