@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .common import Page, number, table
+from .common import Page, fmt, number, table
 
 __all__ = ["load_section", "session_section", "tokenizers_section"]
 
@@ -54,6 +54,15 @@ def session_section(page: Page, data: dict[str, Any] | None, missing: str | None
                      ours.get("10"), ours.get(last), row.get("hydrangea_last_turn_over_turn_10"),
                      theirs.get(last), row.get("last_turn_ratio_egregore_over_hydrangea")])
     page.add(*table(headers, body))
+    repeats = data.get("hydrangea_sessions_per_gateway")
+    if isinstance(repeats, int) and repeats > 1:
+        listed = "; ".join(
+            f"{row.get('gateway')} "
+            + ", ".join(fmt(t) for t in row.get("hydrangea_session_totals_s", []))
+            for row in rows
+        )
+        page.add(f"hydrangea ran {repeats} sessions per gateway, the gateways in turn; the table "
+                 f"shows the least disturbed (smallest total). All totals, s: {listed}.", "")
     long = data.get("hydrangea_long")
     if isinstance(long, dict):
         page.add(f"hydrangea alone (OpenAI Chat Completions): {long.get('turns')} of "

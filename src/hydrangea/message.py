@@ -46,6 +46,10 @@ __all__ = [
 ]
 
 
+_TEXTS = (str, bytes)
+"""Content taken as it is (a tuple, not a union: a union is built anew at each evaluation)."""
+
+
 class Role(StrEnum):
     """Who speaks a message."""
 
@@ -102,8 +106,9 @@ class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     def __init__(self, /, **data: Any) -> None:
+        # What BaseModel.__init__ does, one Python frame fewer: messages are made every turn.
         try:
-            super().__init__(**data)
+            self.__pydantic_validator__.validate_python(data, self_instance=self)
         except ValidationError as exc:
             raise _library_error(type(self), exc) from exc
 
@@ -128,6 +133,8 @@ class _Frozen(BaseModel):
     @model_validator(mode="after")
     def _encodable(self) -> Self:
         for name, value in self.__dict__.items():
+            if type(value) is str and value.isascii():
+                continue  # the common case: nothing to walk
             _check_text(value, name)
         return self
 
@@ -210,9 +217,19 @@ class Message(_Frozen):
     @field_validator("content", mode="before")
     @classmethod
     def _sequence_to_tuple(cls, value: object) -> object:
-        if isinstance(value, Sequence) and not isinstance(value, str | bytes):
+        if isinstance(value, _TEXTS) or type(value) is tuple:  # no ABC check for these
+            return value
+        if isinstance(value, Sequence):
             return tuple(value)
         return value
+
+    @model_validator(mode="after")
+    def _encodable(self) -> Self:
+        # The role is a Role (ASCII); parts check their own text: only string content is left.
+        content = self.content
+        if isinstance(content, str) and not content.isascii():
+            _check_text(content, "content")
+        return self
 
     @model_validator(mode="after")
     def _parts_fit_role(self) -> Message:

@@ -167,7 +167,7 @@ class ConversationArea:
         self._require_open("route()")
         if reply.role is not Role.assistant:
             raise AreaUsageError(f"a routed reply must have the assistant role, got {reply.role}")
-        self._keep(reply, f"turn-{self._turn}/reply-{self._replies_this_turn + 1}", "assistant")
+        self._keep(reply, self._replies_this_turn + 1, "assistant")
         self._replies_this_turn += 1
         estimate = self._estimate(reply)
         self._unobserved_tokens += estimate
@@ -200,7 +200,7 @@ class ConversationArea:
         for message in out:
             self._turn += 1
             self._replies_this_turn = 0
-            self._keep(message, f"turn-{self._turn}/user", "user")
+            self._keep(message, None, "user")
             self._unobserved_tokens += self._estimate(message)
         self._routed_since_render = 0
         return out
@@ -221,10 +221,12 @@ class ConversationArea:
     def _estimate(self, message: Message) -> int:
         return message_tokens(message, self._counter)
 
-    def _keep(self, message: Message, suffix: str, speaker: str) -> None:
+    def _keep(self, message: Message, reply: int | None, speaker: str) -> None:
+        """Keep ``message`` (the user turn, or reply number ``reply`` of the current turn)."""
         self._transcript.append(message)
         if self._records is None:
             return
+        suffix = f"turn-{self._turn}/user" if reply is None else f"turn-{self._turn}/reply-{reply}"
         item = ContextItem.outside(
             ItemKind.MEMORY,
             message_record_text(message),

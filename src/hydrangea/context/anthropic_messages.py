@@ -85,6 +85,8 @@ class AnthropicAdapter(Adapter):
         match message.role:
             case Role.system:
                 return [{"role": "system", "content": message.text}]
+            case Role.user if isinstance(message.content, str):  # plain text: no parts to make
+                return [{"role": "user", "content": [{"type": "text", "text": message.content}]}]
             case Role.user | Role.assistant:
                 blocks = [_block_from_part(part) for part in message.parts]
                 return [{"role": message.role.value, "content": blocks}]

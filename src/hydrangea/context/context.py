@@ -41,6 +41,9 @@ _log = logging.getLogger(__name__)
 
 _FORMAT = "hydrangea.context"
 
+_NOT_MESSAGES = (Message, str, bytes, dict)
+"""What emplace_messages refuses as a whole (a tuple: a union is built at each evaluation)."""
+
 
 class _Sized(Sequence[NativeContent]):
     """Stands for the request's items where only their count is read."""
@@ -171,7 +174,7 @@ class Context(Sequence[NativeContent]):
         :class:`~hydrangea.errors.InvalidMessageError` (a ``TypeError``); build the Message
         first, or append a native item with :meth:`push_back`.
         """
-        if isinstance(messages, Message | str | bytes | dict):
+        if isinstance(messages, _NOT_MESSAGES):
             raise InvalidMessageError(
                 "emplace_messages takes an iterable of Message objects, got a single "
                 f"{type(messages).__name__}"
@@ -383,8 +386,10 @@ class Context(Sequence[NativeContent]):
         cost is the items since the last closed prefix plus ``tail``, not the history. On
         Anthropic, breakpoints are placed (``stable`` is the stable history, ``earlier`` the
         previous requests' ones, ``cuts`` where a later collection may cut the history)
-        unless ``caching`` opts out. The top-level dict and lists are fresh; the message dicts
-        are shared with other requests (read-only). ``tail`` may start with runs of
+        unless ``caching`` opts out. The top-level dict and lists are the caller's (a history
+        list nothing references any more and nobody changed is brought up to date for a later
+        request instead of copied: :mod:`hydrangea.context._lent`); the message dicts are
+        shared with other requests (read-only). ``tail`` may start with runs of
         ``overlay[0]``, ``overlay[1]`` ... items that later requests repeat (a lifecycle's
         components: the same objects, never mutated); their messages are kept between
         requests while they stay the same. Requests of one Context built from several

@@ -77,6 +77,8 @@ class GeminiAdapter(Adapter):
         match message.role:
             case Role.system:
                 return [{"role": "system", "parts": [_part_from(p) for p in message.parts]}]
+            case Role.user if isinstance(message.content, str):  # plain text: no parts to make
+                return [{"role": "user", "parts": [{"text": message.content}]}]
             case Role.user:
                 return [{"role": "user", "parts": [_part_from(p) for p in message.parts]}]
             case Role.assistant:

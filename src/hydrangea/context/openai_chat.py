@@ -115,6 +115,8 @@ class OpenAIChatAdapter(Adapter):
         match message.role:
             case Role.system:
                 return [{"role": "system", "content": message.text}]
+            case Role.user if isinstance(message.content, str):  # plain text: no parts to make
+                return [{"role": "user", "content": message.content}]
             case Role.user:
                 return self._user_items(message)
             case Role.assistant:

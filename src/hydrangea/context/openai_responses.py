@@ -127,6 +127,8 @@ class OpenAIResponsesAdapter(Adapter):
         match message.role:
             case Role.system:
                 return [{"type": "message", "role": "system", "content": message.text}]
+            case Role.user if isinstance(message.content, str):  # plain text: no parts to make
+                return [{"type": "message", "role": "user", "content": message.content}]
             case Role.user:
                 return self._user_items(message)
             case Role.assistant:

@@ -25,7 +25,9 @@ A boundary is only used when that composition is exact for the gateway:
 
 A detach below the cached prefix cuts the cache back to the last boundary before it.
 Cached messages are built once and shared by every later request (read-only; see "What you may
-mutate" in the providers guide); the request's top-level dict and lists are fresh every time.
+mutate" in the providers guide); the request's top-level dict and lists are the caller's: the
+history list is a fresh copy of the prefix, or a list an earlier request handed out that nothing
+references any more, brought up to date in place (:mod:`hydrangea.context._lent`).
 """
 
 from __future__ import annotations
@@ -192,12 +194,13 @@ class RequestCache:
         first = offset + checkpoint.blocks
         position = first
         for m in range(checkpoint.messages, len(messages)):
-            content = messages[m].get("content") if isinstance(messages[m], dict) else None
-            if not isinstance(content, list):
+            message = messages[m]
+            content = message.get("content") if type(message) is dict else None
+            if type(content) is not list:
                 position += 1
                 continue
             for b, block in enumerate(content):
-                if _marked(block):
+                if type(block) is dict and "cache_control" in block:
                     kept.append(position + b)
             position += len(content)
         view = BlockView(

@@ -55,7 +55,9 @@ class _Entry:
 
     def life(self) -> AreaLifeState:
         """The area's life state, refusing a retired area that claims to be retained again."""
-        life = _life(self.area)
+        life = self.area.life_state  # _life(), inlined: read three times a render
+        if not isinstance(life, AreaLifeState):
+            raise _not_a_life_state(self.area, life)
         match life:
             case AreaLifeState.retired:
                 self.retired = True
@@ -72,8 +74,12 @@ class _Entry:
 def _life(area: AnyContextArea) -> AreaLifeState:
     value = area.life_state
     if not isinstance(value, AreaLifeState):
-        raise AreaContractError(f"{area!r}.life_state is {value!r}, not an AreaLifeState")
+        raise _not_a_life_state(area, value)
     return value
+
+
+def _not_a_life_state(area: AnyContextArea, value: object) -> AreaContractError:
+    return AreaContractError(f"{area!r}.life_state is {value!r}, not an AreaLifeState")
 
 
 def _flow(area: AnyContextArea) -> AreaFlowState:
@@ -83,8 +89,11 @@ def _flow(area: AnyContextArea) -> AreaFlowState:
     return value
 
 
+_SEQUENCES = (list, tuple)  # a tuple: `list | tuple` would build a union at every call
+
+
 def _messages(area: AnyContextArea, result: object, member: str) -> list[Message]:
-    if not isinstance(result, list | tuple):
+    if not isinstance(result, _SEQUENCES):
         raise AreaContractError(
             f"{area!r}.{member}() returned {type(result).__name__}, not a list of Message"
         )
@@ -123,6 +132,7 @@ class CoopContext:
     """
 
     __slots__ = (
+        "_any_async",
         "_async_locks",
         "_collections",
         "_context",
@@ -138,6 +148,7 @@ class CoopContext:
         "_render_thread",
         "_renders",
         "_ring",
+        "_starts",
     )
 
     def __init__(self, context: Context) -> None:
@@ -154,6 +165,7 @@ class CoopContext:
         self._ranged: dict[int, _Entry] = {}
         self._pending: list[_Entry] = []
         self._registered: set[int] = set()
+        self._any_async = False  # any area of the ring or the pending list has async callbacks
         self._next_order = 0
         self._pending_lock = threading.Lock()
         self._render_lock = threading.Lock()
@@ -165,6 +177,8 @@ class CoopContext:
         self._renders = 0
         self._collections = 0
         self._last_collection: CollectionRecord | None = None
+        # range_starts(), kept until a range starts or an area leaves the ring (None: unknown)
+        self._starts: tuple[int, ...] | None = None
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -201,8 +215,10 @@ class CoopContext:
             return self._range_starts()
 
     def _range_starts(self) -> tuple[int, ...]:
-        starts = {e.effect_range.earliest for e in self._ring if e.effect_range is not None}
-        return tuple(sorted(starts, reverse=True))
+        if self._starts is None:
+            starts = {e.effect_range.earliest for e in self._ring if e.effect_range is not None}
+            self._starts = tuple(sorted(starts, reverse=True))
+        return self._starts
 
     def snapshot(self) -> CoopSnapshot:
         """The ring in registration order with each area's states and range, and the cursor.
@@ -264,7 +280,9 @@ class CoopContext:
             if id(area) in self._registered:
                 raise DuplicateAreaError(f"{area!r} is already registered")
             self._registered.add(id(area))
-            self._pending.append(_Entry(area, self._next_order))
+            entry = _Entry(area, self._next_order)
+            self._pending.append(entry)
+            self._any_async = self._any_async or entry.is_async
             self._next_order += 1
 
     # -- rendering ---------------------------------------------------------------------------
@@ -286,6 +304,8 @@ class CoopContext:
 
     def _refuse_async_areas(self) -> None:
         """Before a sync render changes anything: no area may have ``async def`` callbacks."""
+        if not self._any_async:
+            return
         with self._pending_lock:
             found = [e.area for e in (*self._ring, *self._pending) if e.is_async]
         if found:
@@ -336,6 +356,8 @@ class CoopContext:
         yield from self._unfold()
 
     def _admit_pending(self) -> None:
+        if not self._pending:  # read without the lock: a register racing with this render
+            return  # joins at the next one, as if it had come a moment later
         with self._pending_lock:
             self._ring.extend(self._pending)
             self._pending.clear()
@@ -419,6 +441,7 @@ class CoopContext:
         return errors
 
     def _remove(self, doomed: list[_Entry]) -> None:
+        self._starts = None
         gone = {id(e) for e in doomed}
         flags = [id(e) in gone for e in self._ring]
         self._cursor = repair_cursor(self._cursor, flags)
@@ -428,6 +451,7 @@ class CoopContext:
         with self._pending_lock:
             for entry in doomed:
                 self._registered.discard(id(entry.area))
+            self._any_async = any(e.is_async for e in (*self._ring, *self._pending))
 
     def _unfold(self) -> Steps[None]:
         size = len(self._ring)
@@ -463,6 +487,7 @@ class CoopContext:
         if after > before:
             if entry.effect_range is None:
                 entry.effect_range = EffectRange(before, after - 1)
+                self._starts = None  # a new start (a range only ever grows at its end)
             else:
                 entry.effect_range = entry.effect_range.extended_to(after - 1)
                 del self._ranged[id(area)]

@@ -107,6 +107,7 @@ def restore_coop_state(coop: CoopContext, state: CoopState) -> None:
         key=lambda e: (e.effect_range.latest if e.effect_range else 0, e.order),
     )
     coop._ranged = {id(e.area): e for e in ranged}
+    coop._starts = None  # the ring's ranges changed: range_starts() reads them again
     coop._cursor = state.cursor if count else 0
     coop._renders = state.renders
     coop._collections = state.collections

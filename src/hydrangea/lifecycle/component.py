@@ -64,6 +64,10 @@ class Phase:
     stage: int | None = None
 
 
+_UNSTAGED = {placement: (Phase(placement),) for placement in Placement}
+"""The phases of an unstaged component, by placement (frozen values, shared)."""
+
+
 def _check_ttl(value: object, what: str, *, none_ok: bool) -> int | None:
     if value is None:
         if none_ok:
@@ -91,6 +95,8 @@ class Stage:
 
 
 def _placement(value: object) -> Placement:
+    if type(value) is Placement:
+        return value
     allowed = ", ".join(p.value for p in Placement)
     if not isinstance(value, str):
         raise InvalidComponentError(f"placement must be one of {allowed}, got {value!r}")
@@ -100,8 +106,13 @@ def _placement(value: object) -> Placement:
         raise InvalidComponentError(f"placement must be one of {allowed}, got {value!r}") from None
 
 
+_NO_TAGS: frozenset[str] = frozenset()
+
+
 def check_tags(tags: object, what: str) -> frozenset[str]:
     """``tags`` as a frozenset of non-empty, encodable strings; InvalidComponentError if not."""
+    if type(tags) is tuple and not tags:  # the default: no ABC check, no set
+        return _NO_TAGS
     if isinstance(tags, str):
         raise InvalidComponentError(f"{what} must be a collection of strings, not one string")
     if not isinstance(tags, Iterable):
@@ -211,8 +222,11 @@ class Component:
         object.__setattr__(self, "cycle", cycle)
         object.__setattr__(self, "stage_ends", tuple(ends))
         object.__setattr__(self, "kind", self._kind())
-        phases = [Phase(s.placement, i) for i, s in enumerate(stage_tuple)]
-        object.__setattr__(self, "phases", tuple(phases) or (Phase(self.placement),))
+        if stage_tuple:
+            phases = tuple(Phase(s.placement, i) for i, s in enumerate(stage_tuple))
+        else:
+            phases = _UNSTAGED[self.placement]
+        object.__setattr__(self, "phases", phases)
 
     def _kind(self) -> LifecycleKind:
         if self.stages:
@@ -262,6 +276,15 @@ class Component:
     def with_key(self, key: str | None) -> Component:
         """A copy with another key (content, tags and schedule kept)."""
         return self._copy(self.content, key, self.tags)
+
+    def _assigned(self, key: str) -> Component:
+        """:meth:`with_key` for a key the lifecycle assigned (a valid key by construction):
+        every other field is already checked, so it is copied as it is."""
+        copied = object.__new__(Component)
+        for name in Component.__slots__:
+            object.__setattr__(copied, name, getattr(self, name))
+        object.__setattr__(copied, "key", key)
+        return copied
 
     def _copy(self, content: Message | str, key: str | None, tags: Iterable[str]) -> Component:
         staged = bool(self.stages)

@@ -38,7 +38,7 @@ from hydrangea.lifecycle.history import HistoryLog, LifecycleRequest, OverlayIte
 from hydrangea.lifecycle.placement import before_newest
 from hydrangea.lifecycle.records import ComponentState, PlainRenderer, Renderer, SnapshotHistory
 from hydrangea.lifecycle.table import ComponentTable, Entry, Plan, check_mutable
-from hydrangea.lifecycle.visibility import next_change, visible_at
+from hydrangea.lifecycle.visibility import Phase, next_change, periodic, visible_at
 from hydrangea.message import Message
 
 __all__ = ["Lifecycle"]
@@ -217,6 +217,7 @@ class Lifecycle:
         entry.component = updated
         entry.natives = natives
         entry.shown = {}
+        entry.plan = None
         if restart:
             entry.start = self._episode
         return updated
@@ -282,10 +283,12 @@ class Lifecycle:
     def _finish_episode(self, context: Context) -> LifecycleRequest:
         """The lifecycle's part of an episode, once the renderer has rendered ``context``."""
         self._take_back_detached()
-        for entry in self._table.pending.values():
-            self._commit(context, entry)
-        self._table.pending.clear()
-        self._log.sync(context)
+        pending = self._table.pending
+        if pending or context is not self._renderer.context:  # else the log is in step
+            for entry in pending.values():
+                self._commit(context, entry)
+            pending.clear()
+            self._log.sync(context)
         request = self._overlay(self._episode)
         self._earlier = (request.stable, *self._earlier)[:2]
         self._episode += 1
@@ -390,35 +393,30 @@ class Lifecycle:
         after: list[OverlayItem] = []
         gone: list[str] = []
         for entry in self._table.live.values():
-            offset = episode - entry.start
             plan = entry.plan
-            if (
-                plan is None
-                or plan.component is not entry.component
-                or plan.began != entry.start
-                or not plan.start <= offset < plan.until
-            ):
-                plan = entry.plan = _plan(entry, offset)
+            if plan is None or not plan.first <= episode < plan.stop:
+                plan = entry.plan = _plan(entry, episode)
             item = plan.item
             if item is None:
                 if plan.final:
                     gone.append(entry.key)
                 continue
-            if plan.final and plan.until == offset + 1:
+            if plan.period and (episode - plan.origin) % plan.period >= plan.shown:
+                continue  # a periodic component, hidden in this episode
+            if plan.last == episode:
                 gone.append(entry.key)  # last visible episode: the key is free after it
-            placement = item.phase.placement
-            match placement:
-                case Placement.before:
-                    before.append(item)
-                case Placement.after:
-                    after.append(item)
-                case _:
-                    assert_never(placement)
-        self._table.expire(gone)
-        anchor = before_newest(self.context.adapter, self.context)
+            if plan.before:
+                before.append(item)
+            else:
+                after.append(item)
+        if gone:
+            self._table.expire(gone)
+        context = self._renderer.context
+        adapter = context.adapter
+        anchor = before_newest(adapter, context)
         return LifecycleRequest(
-            episode, self._log.view(), anchor, tuple(before), tuple(after), self.context.adapter,
-            self._earlier, self._caching, self._boundaries, self.context, self.context.detaches,
+            episode, self._log.view(), anchor, tuple(before), tuple(after), adapter,
+            self._earlier, self._caching, self._boundaries, context, context.detaches,
             self._cuts(),
         )
 
@@ -436,15 +434,40 @@ class Lifecycle:
 _FOREVER = 1 << 62
 
 
-def _plan(entry: Entry, offset: int) -> Plan:
-    """What ``entry`` shows from ``offset`` until its phase next changes."""
+def _plan(entry: Entry, episode: int) -> Plan:
+    """What ``entry`` shows from ``episode`` until its phase next changes."""
     component = entry.component
+    start = entry.start
+    offset = episode - start
+    cycle = periodic(component)
+    if cycle is not None:  # one plan for good, shown by the period's arithmetic
+        period, shown = cycle
+        item = _shown(entry, component.phases[0])
+        return Plan(episode, _FOREVER, item, False, -1, _before(item), period, shown, start)
     phase = visible_at(component, offset)
     change = next_change(component, offset)
-    until = _FOREVER if change is None else change.at
+    stop = _FOREVER if change is None else start + change.at
     if phase is None:
-        return Plan(component, entry.start, offset, until, None, change is None)
+        return Plan(episode, stop, None, change is None, -1, False)
+    item = _shown(entry, phase)
+    final = change is not None and change.final
+    return Plan(episode, stop, item, final, stop - 1 if final else -1, _before(item))
+
+
+def _shown(entry: Entry, phase: Phase) -> OverlayItem:
+    """The entry's overlay item in ``phase`` (made once per phase and content)."""
     item = entry.shown.get(phase)
     if item is None:
         item = entry.shown[phase] = OverlayItem(entry.key, phase, entry.natives)
-    return Plan(component, entry.start, offset, until, item, change is not None and change.final)
+    return item
+
+
+def _before(item: OverlayItem) -> bool:
+    placement = item.phase.placement
+    match placement:
+        case Placement.before:
+            return True
+        case Placement.after:
+            return False
+        case _:
+            assert_never(placement)

@@ -44,16 +44,26 @@ class Entry:
 
 @dataclass(frozen=True, slots=True)
 class Plan:
-    """What an entry shows at offsets ``start`` to ``until - 1`` (of ``component`` scheduled
-    from ``began``): ``item`` (``None``: hidden), and whether it ends for good at ``until``
-    (for a hidden entry: it never shows again, so it is gone now)."""
+    """What an entry shows in episodes ``first`` to ``stop - 1`` (absolute episodes): ``item``
+    (``None``: hidden), and whether it ends for good at ``stop`` (for a hidden entry: it never
+    shows again, so it is gone now). ``last`` is the episode after which the key is free (the
+    last visible one of a final run), or -1; ``before`` tells the item's placement.
 
-    component: Component
-    began: int
-    start: int
-    until: int
+    A periodic plan (``period`` > 0: a sticky or cyclic component) shows ``item`` only in the
+    episodes ``e`` with ``(e - origin) % period < shown``, hidden in the others, for good.
+
+    A plan holds for the entry's component and schedule start as they were when it was made:
+    whatever changes either (``Lifecycle.update``) drops the entry's plan."""
+
+    first: int
+    stop: int
     item: OverlayItem | None
     final: bool
+    last: int
+    before: bool
+    period: int = 0
+    shown: int = 0
+    origin: int = 0
 
 
 class ComponentTable:
@@ -132,7 +142,7 @@ class ComponentTable:
         auto = key is None if old is None else old.auto
         if key is None:
             key = f"{AUTO_KEY_PREFIX}{seq}"
-            component = component.with_key(key)  # so get(), get_by_tags() and states() tell it
+            component = component._assigned(key)  # so get(), get_by_tags() and states() tell it
         entry = Entry(key, auto, seq, component, start, natives)
         self.entries[key] = entry
         self.link(entry)

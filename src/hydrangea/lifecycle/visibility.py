@@ -12,7 +12,7 @@ from typing import assert_never
 
 from hydrangea.lifecycle.component import Component, LifecycleKind, Phase
 
-__all__ = ["Change", "Phase", "next_change", "visible_at"]
+__all__ = ["Change", "Phase", "next_change", "periodic", "visible_at"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +50,22 @@ def visible_at(component: Component, k: int) -> Phase | None:
             if stage is None:
                 return None
             return component.phases[stage]
+        case _:
+            assert_never(kind)
+
+
+def periodic(component: Component) -> tuple[int, int] | None:
+    """``(period, shown)`` when the component is visible, in ``phases[0]``, exactly at the
+    offsets ``k`` with ``k % period < shown`` and hidden at the others, for good (a sticky or
+    cyclic component that is not shown in every episode); ``None`` for other components."""
+    kind = component.kind
+    match kind:
+        case LifecycleKind.sticky | LifecycleKind.cyclic:
+            ttl, cadence = component.ttl, component.cadence
+            assert ttl is not None and cadence is not None
+            return (cadence, ttl) if ttl < cadence else None
+        case LifecycleKind.permanent | LifecycleKind.temporary | LifecycleKind.staged:
+            return None
         case _:
             assert_never(kind)
 
