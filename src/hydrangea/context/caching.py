@@ -516,14 +516,16 @@ def _memo_prefix_tokens(
 
 def _last_markable(blocks: Sequence[_Block], start: int, stop: int) -> int | None:
     for n in range(stop - 1, start - 1, -1):
-        if _markable(blocks[n].value, blocks[n].section):
+        block = blocks[n]
+        if _markable(block.value, block.section):
             return n
     return None
 
 
 def _first_markable(blocks: Sequence[_Block], start: int, stop: int) -> int | None:
     for n in range(start, stop):
-        if _markable(blocks[n].value, blocks[n].section):
+        block = blocks[n]
+        if _markable(block.value, block.section):
             return n
     return None
 

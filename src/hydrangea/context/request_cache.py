@@ -315,15 +315,19 @@ class RequestCache:
 
         start = 0
         for length in overlay:
-            run = tuple(tail[start : start + length])
-            start += length
-            if not run:
+            if not length:
                 continue
             # what a run builds to depends only on the role of the turn before it (Gemini)
             role = str((added or messages)[-1].get("role")) if gemini else ""
-            key = (role, *map(id, run))  # the kept runs hold their items: ids are not reused
+            # the kept runs hold their items: ids are not reused
+            if length == 1:
+                key: tuple[object, ...] = (role, id(tail[start]))
+            else:
+                key = (role, *map(id, tail[start : start + length]))
+            start += length
             found = kept.get(key)
             if found is None:
+                run = tuple(tail[start - length : start])
                 flush()  # the seam is built against the messages before it
                 if not self._closed(run):
                     return False
