@@ -253,7 +253,7 @@ def main() -> None:
     parser.add_argument("--long-turns", type=int, default=10_000,
                         help=f"turns of the hydrangea-alone session (at least {WINDOW})")
     parser.add_argument("--egregore-turns", type=int, default=1_000)
-    parser.add_argument("--repeat", type=int, default=3,
+    parser.add_argument("--repeat", type=int, default=5,
                         help="hydrangea sessions per gateway; the least disturbed one is reported")
     parser.add_argument("--long-budget", type=float, default=90.0,
                         help="stop the long hydrangea session after this many CPU seconds")
