@@ -52,6 +52,12 @@ def build_anthropic_request(
     turns = [_turn_of(item) for item in rest]
     answers = _pair_calls(turns, pairing_of)
     messages = emit_turns(turns, answers, key="content", orphan=_orphan_result_blocks)
+    return _request(system, messages)
+
+
+def _request(system: list[dict[str, Any]], messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """The request of ``system`` and ``messages``, the leading-user placeholder put first when
+    the conversation would start with the assistant."""
     if messages and messages[0]["role"] == "assistant":
         placeholder = {"type": "text", "text": LEADING_USER_PLACEHOLDER}
         messages.insert(0, {"role": "user", "content": [placeholder]})
@@ -98,13 +104,7 @@ def _plain_request(items: Sequence[NativeContent]) -> dict[str, Any]:
             messages.append({"role": "user", "content": [notice]})
         elif content or type(content) is str:  # "" is one empty text block: it is sent
             messages.append(clone_json(item))
-    if messages and messages[0]["role"] == "assistant":
-        placeholder = {"type": "text", "text": LEADING_USER_PLACEHOLDER}
-        messages.insert(0, {"role": "user", "content": [placeholder]})
-    request: dict[str, Any] = {"messages": messages}
-    if system:
-        request["system"] = system
-    return request
+    return _request(system, messages)
 
 
 def _as_blocks(content: str | list[dict[str, Any]]) -> list[dict[str, Any]]:
