@@ -35,7 +35,7 @@ from hydrangea.context._turns import (
     split_leading_system,
 )
 from hydrangea.context.adapter import ORPHAN_CALL_NOTICE
-from hydrangea.context.native import NativeContent, clone_json
+from hydrangea.context.native import NativeContent
 from hydrangea.context.pairing import Pairing
 
 __all__ = ["LEADING_USER_PLACEHOLDER", "SYSTEM_NOTICE_PREFIX", "build_anthropic_request"]
@@ -48,7 +48,7 @@ def build_anthropic_request(
     ``pairing_of`` is the adapter's pairing (:meth:`Adapter.pairing`)."""
     if _without_tools(items):
         return _plain_request(items)
-    system, rest = split_leading_system(items, lambda item: _as_blocks(item["content"]))
+    system, rest = split_leading_system(items, _system_blocks)
     turns = [_turn_of(item) for item in rest]
     answers = _pair_calls(turns, pairing_of)
     messages = emit_turns(turns, answers, key="content", orphan=_orphan_result_blocks)
@@ -88,22 +88,14 @@ def _plain_request(items: Sequence[NativeContent]) -> dict[str, Any]:
     """:func:`build_anthropic_request` of items without tool blocks (the general path less
     the pairing): the leading system run, the rest as copies of their items (a system item as
     a user notice, an item with no blocks left out), the placeholder if needed."""
-    count = len(items)
-    start = 0
-    system: list[dict[str, Any]] = []
-    while start < count and items[start].get("role") == "system":
-        system.extend(clone_json(_as_blocks(items[start]["content"])))
-        start += 1
+    system, rest = split_leading_system(items, _system_blocks)
     messages: list[dict[str, Any]] = []
-    for index in range(start, count):
-        item = items[index]
+    for item in rest:
         content = item["content"]
         if item["role"] == "system":
-            text = "\n".join(block["text"] for block in _as_blocks(content))
-            notice = {"type": "text", "text": SYSTEM_NOTICE_PREFIX + text}
-            messages.append({"role": "user", "content": [notice]})
+            messages.append({"role": "user", "content": [_notice(item)]})
         elif content or type(content) is str:  # "" is one empty text block: it is sent
-            messages.append(clone_json(item))
+            messages.append(item)
     return _request(system, messages)
 
 
@@ -113,11 +105,19 @@ def _as_blocks(content: str | list[dict[str, Any]]) -> list[dict[str, Any]]:
     return content
 
 
+def _system_blocks(item: dict[str, Any]) -> list[dict[str, Any]]:
+    return _as_blocks(item["content"])
+
+
+def _notice(item: dict[str, Any]) -> dict[str, Any]:
+    """The text block a system item after the leading run is sent as (in a user turn)."""
+    text = "\n".join(block["text"] for block in _as_blocks(item["content"]))
+    return {"type": "text", "text": SYSTEM_NOTICE_PREFIX + text}
+
+
 def _turn_of(item: dict[str, Any]) -> Turn:
     if item["role"] == "system":
-        text = "\n".join(block["text"] for block in _as_blocks(item["content"]))
-        notice = {"type": "text", "text": SYSTEM_NOTICE_PREFIX + text}
-        return Turn("user", [notice], None)
+        return Turn("user", [_notice(item)], None)
     return Turn(item["role"], _as_blocks(item["content"]), item)
 
 

@@ -36,7 +36,7 @@ from hydrangea.context._turns import (
     split_leading_system,
 )
 from hydrangea.context.adapter import ORPHAN_CALL_NOTICE
-from hydrangea.context.native import NativeContent, clone_json
+from hydrangea.context.native import NativeContent
 from hydrangea.context.pairing import Pairing
 from hydrangea.errors import RequestOptionError
 
@@ -62,7 +62,7 @@ def build_gemini_request(
     if _without_tools(items):
         system, contents = _plain_contents(items)
     else:
-        system, rest = split_leading_system(items, lambda item: list(item["parts"]))
+        system, rest = split_leading_system(items, _system_parts)
         turns = [_turn_of(item) for item in rest]
         answers = _pair_calls(turns, pairing_of)
         emitted = emit_turns(
@@ -152,27 +152,28 @@ def _plain_contents(
     """The system parts and the contents of items without tool parts (the general path less
     the pairing): copies of the items (a system item as a user notice, an item with no parts
     left out), consecutive turns of one role merged."""
-    count = len(items)
-    start = 0
-    system: list[dict[str, Any]] = []
-    while start < count and items[start].get("role") == "system":
-        system.extend(clone_json(items[start]["parts"]))
-        start += 1
+    system, rest = split_leading_system(items, _system_parts)
     contents: list[dict[str, Any]] = []
-    for index in range(start, count):
-        item = items[index]
+    for item in rest:
         if item["role"] == "system":
-            text = "\n".join(part["text"] for part in item["parts"])
-            contents.append({"role": "user", "parts": [{"text": SYSTEM_NOTICE_PREFIX + text}]})
+            contents.append({"role": "user", "parts": [_notice(item)]})
         elif item["parts"]:
-            contents.append(clone_json(item))
+            contents.append(item)
     return system, _merge(contents)
+
+
+def _system_parts(item: dict[str, Any]) -> list[dict[str, Any]]:
+    return list(item["parts"])
+
+
+def _notice(item: dict[str, Any]) -> dict[str, Any]:
+    """The part a system item after the leading run is sent as (in a user turn)."""
+    return {"text": SYSTEM_NOTICE_PREFIX + "\n".join(part["text"] for part in item["parts"])}
 
 
 def _turn_of(item: dict[str, Any]) -> Turn:
     if item["role"] == "system":
-        text = "\n".join(part["text"] for part in item["parts"])
-        return Turn("user", [{"text": SYSTEM_NOTICE_PREFIX + text}], None)
+        return Turn("user", [_notice(item)], None)
     return Turn(item["role"], item["parts"], item)
 
 
