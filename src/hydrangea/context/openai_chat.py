@@ -244,7 +244,7 @@ class OpenAIChatAdapter(Adapter):
             return {"messages": [clone_json(item) for item in items]}
         pairing = self.pairing(items)
         answers, claimed = _pair_calls(items, pairing)
-        stable = _stable_ids(pairing)
+        stable = pairing.stable_ids()  # of the calls sent with "id": ""
         messages: list[dict[str, Any]] = []
         for index, item in enumerate(items):
             if index in claimed:
@@ -324,15 +324,6 @@ def _pair_calls(
         )
         answers[index] = run
     return answers, claimed
-
-
-def _stable_ids(pairing: Pairing) -> dict[int, dict[int, str]]:
-    """The stable ids of the id-less calls (``"id": ""``), by item index and slot."""
-    ids: dict[int, dict[int, str]] = {}
-    for (index, slot), call, ident in pairing.calls:
-        if call.id is None:
-            ids.setdefault(index, {})[slot] = ident
-    return ids
 
 
 def _with_ids(item: NativeContent, stable: dict[int, str] | None) -> dict[str, Any]:

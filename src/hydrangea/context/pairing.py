@@ -132,6 +132,15 @@ class Pairing:
         """The effective id of the call at each call site (built on demand, O(calls))."""
         return {site: ident for site, _, ident in self.calls}
 
+    def stable_ids(self, start: int = 0) -> dict[int, dict[int, str]]:
+        """The stable ids of the id-less calls of the items from ``start`` on, by item index
+        and call slot (what a reader or a builder gives those calls; O(calls))."""
+        out: dict[int, dict[int, str]] = {}
+        for (index, slot), call, ident in self.calls:
+            if call.id is None and index >= start:
+                out.setdefault(index, {})[slot] = ident
+        return out
+
 
 @dataclass(slots=True)
 class PairingEngine:

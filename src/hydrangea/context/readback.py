@@ -97,10 +97,7 @@ def messages_of(
         if stable_ids is not None:
             ids = stable_ids.ids(items, start)
         else:
-            pairing = adapter.pairing(items)
-            for (index, slot), call, ident in pairing.calls:
-                if call.id is None and index >= start:
-                    ids.setdefault(index, {})[slot] = ident
+            ids = adapter.pairing(items).stable_ids(start)
     found: list[Message] = []
     for index in range(start, len(items)):
         found.extend(adapter.to_messages(items[index], ids.get(index, {})))
