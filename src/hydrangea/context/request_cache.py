@@ -50,7 +50,6 @@ from hydrangea.gateway import GatewayType
 __all__ = ["RequestCache"]
 
 
-
 _KEPT_RUNS = 16
 """How many requests an overlay run's messages outlive its last use (a cyclic component that is
 hidden for a few turns finds them again)."""
@@ -244,10 +243,7 @@ class RequestCache:
         out = self._head_copy()
         if messages is None:
             messages = self._lender.take(self._messages, checkpoint.messages)
-        seam, new = self._tail_messages(messages, source[p - 1], rest, checkpoint.counted)
-        if seam is not None:
-            messages[-1] = seam
-        messages.extend(new)
+        self._extend(messages, source[p - 1], rest, checkpoint.counted)
         out[self._key] = messages
         return out, checkpoint
 
@@ -264,18 +260,12 @@ class RequestCache:
         ending in reasoning); Gemini: no tool call or result at all (its stable ids count from
         the start and it pairs by name; the turns merging across a seam are joined by
         :meth:`_extend`)."""
-        gateway = self._adapter.gateway
         if not segment:
             return True
-        if gateway is GatewayType.gemini:
+        if self._adapter.gateway is GatewayType.gemini:
             sites = self._adapter.tool_sites
             return not any(calls or results for calls, results in map(sites, segment))
-        pairing = self._adapter.pairing(segment)
-        if pairing.unanswered or any(call.id is None for _, call, _ in pairing.calls):
-            return False
-        return not (
-            gateway is GatewayType.openai_responses and segment[-1].get("type") == "reasoning"
-        )
+        return self._ends_exact(segment, self._pairing(segment, None))
 
     def _extend(
         self,
@@ -497,14 +487,20 @@ class RequestCache:
             return False
         if not (self._non_system or any(item.get("role") != "system" for item in segment)):
             return False
+        return self._ends_exact(segment, pairing)
+
+    def _ends_exact(self, segment: Sequence[NativeContent], pairing: Pairing) -> bool:
+        """Whether what follows ``segment`` (non-empty, paired as ``pairing``) can be built on
+        its own: no call of it left open; no id-less call (Gemini: their counts are carried on,
+        ``Pairing.counted``); Responses: it does not end in a reasoning item."""
         if pairing.unanswered:
             return False
         match self._adapter.gateway:
             case GatewayType.openai_responses:
-                if source[stable - 1].get("type") == "reasoning":
+                if segment[-1].get("type") == "reasoning":
                     return False
             case GatewayType.gemini:
-                return True  # id-less calls are counted on (``Pairing.counted``)
+                return True
             case GatewayType.openai | GatewayType.anthropic:
                 pass
             case unreachable:
