@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable
 from typing import Any
 
 from hypothesis import given
@@ -92,10 +93,20 @@ def dumped(kwargs: dict[str, Any]) -> str:
 def test_incremental_requests_equal_a_build_from_scratch(
     gateway: GatewayType, steps: list[tuple[str, Any]], cuts: list[int]
 ) -> None:
-    context = Context(gateway)
-    tail = overlay(gateway)
+    check_every_step(Context(gateway), steps, cuts, apply)
+
+
+def check_every_step(
+    context: Context,
+    steps: list[tuple[str, Any]],
+    cuts: list[int],
+    apply_step: Callable[[Context, str, Any], Context],
+) -> None:
+    """After each step: the whole Context's request, and the request of its first ``cut``
+    items plus an overlay tail, equal the builds from scratch."""
+    tail = overlay(context.gateway)
     for (kind, value), cut in zip(steps, cuts, strict=False):
-        context = apply(context, kind, value)
+        context = apply_step(context, kind, value)
         assert dumped(context.request()) == dumped(oracle(context, len(context), []))
         stable = min(cut, len(context))
         built = context.build_incremental(stable, copy.deepcopy(tail))
@@ -206,14 +217,7 @@ def gemini_apply(context: Context, kind: str, value: Any) -> Context:
 def test_gemini_incremental_requests_equal_a_build_from_scratch(
     steps: list[tuple[str, Any]], cuts: list[int]
 ) -> None:
-    context = Context(GatewayType.gemini)
-    tail = overlay(GatewayType.gemini)
-    for (kind, value), cut in zip(steps, cuts, strict=False):
-        context = gemini_apply(context, kind, value)
-        assert dumped(context.request()) == dumped(oracle(context, len(context), []))
-        stable = min(cut, len(context))
-        built = context.build_incremental(stable, copy.deepcopy(tail))
-        assert dumped(built) == dumped(oracle(context, stable, tail))
+    check_every_step(Context(GatewayType.gemini), steps, cuts, gemini_apply)
 
 
 GEMINI_SCENARIOS: list[list[tuple[str, Any]]] = [

@@ -27,13 +27,14 @@ _SESSION = (
 )
 
 
-def _run(code: str) -> str:
+def _run(code: str, env: dict[str, str] | None = None) -> str:
     run = subprocess.run(
         [sys.executable, "-c", _SESSION + code],
         capture_output=True,
         text=True,
         timeout=60,
         check=False,
+        env=env,
     )
     assert run.returncode == 0, run.stderr
     return run.stdout.strip()
@@ -86,13 +87,5 @@ def test_a_provider_from_the_environment_receives_the_spans() -> None:
         "turn('hello')\n"
         "print(len(exporter.get_finished_spans()) >= 2)\n"
     )
-    run = subprocess.run(
-        [sys.executable, "-c", _SESSION + code],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        env={"OTEL_PYTHON_TRACER_PROVIDER": "sdk_tracer_provider", "PATH": ""},
-    )
-    assert run.returncode == 0, run.stderr
-    assert run.stdout.strip() == "True"
+    env = {"OTEL_PYTHON_TRACER_PROVIDER": "sdk_tracer_provider", "PATH": ""}
+    assert _run(code, env) == "True"
