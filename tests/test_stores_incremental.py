@@ -134,6 +134,20 @@ def test_random_sessions_on_sqlite(ops: list[str], tmp_path_factory: Any) -> Non
         driver.save()
 
 
+def test_a_seal_whose_history_ends_before_a_detach_point_loads_back(tmp_path: Path) -> None:
+    """Found by the ci profile: a collection cut the history behind a sealed request, the
+    next sealed view reads fewer items of the old segment than the new segment follows, and
+    the save stored only the items the view read: the load refused the segment (its
+    ``parent_len`` past what its parent held). A segment's parent is stored up to it."""
+    with SqliteSessionStore(tmp_path / "s.db") as sqlite:
+        for store in (InMemorySessionStore(), sqlite):
+            driver = Driver(store)
+            for op in ["episode-a", "episode-b", "retire", "episode-a", "retire", "episode-a",
+                       "seal"]:
+                driver.step(op)
+            driver.save()  # checks the load against the oracle
+
+
 def test_a_save_late_in_a_long_session_writes_only_the_new_turn() -> None:
     store = InMemorySessionStore()
     context = Context(new_lifecycle().context.gateway)

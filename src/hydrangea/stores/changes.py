@@ -212,8 +212,9 @@ class _SegmentWriter:
             if mark is not None and mark.stored >= own:
                 break
             chain.append((current, own))
-            if own > 0:
-                need = current.parent_len
+            # the parent holds what this view reads of it, and (a segment stored for the first
+            # time says it follows ``parent_len`` items of its parent) at least that much
+            need = current.parent_len
             current = current.parent
         for seg, own in reversed(chain):
             mark = self.marks.segments.get(id(seg))
