@@ -22,12 +22,17 @@ from hydrangea.message import Message, Role
 
 
 def turn(lc: Lifecycle, n: int) -> list[list[str]]:
-    """Run ``n`` episodes (user prompt, render, reply); return each request's texts."""
+    """Run ``n`` episodes (user prompt, render, reply); return the texts each request sent
+    anew (what was sent before is history: every request starts with the previous one)."""
     seen: list[list[str]] = []
     for _ in range(n):
+        sent = lc.context.sent
+        previous = [item["content"] for item in lc.context[:sent]]
         lc.context.emplace_message(Message(role=Role.user, content="prompt"))
         request = lc.render()
-        seen.append([m["content"] for m in request.kwargs["messages"]])
+        texts = [m["content"] for m in request.kwargs["messages"]]
+        assert texts[:sent] == previous
+        seen.append(texts[sent:])
         lc.context.push_back({"role": "assistant", "content": "reply"})
     return seen
 
@@ -64,8 +69,10 @@ def test_sticky_is_in_every_request_exactly_once_at_the_tail() -> None:
     for texts in seen:
         assert texts.count("Current task: Research") == 1
         assert texts[-1] == "Current task: Research"
-    # and it never entered the history
-    assert all(m["content"] != "Current task: Research" for m in lc.context)
+    # what was sent is history: one sending per episode, each where it was sent
+    history = [m["content"] for m in lc.context]
+    assert history.count("Current task: Research") == 25
+    assert history[:3] == ["prompt", "Current task: Research", "reply"]
 
 
 def test_permanent_is_appended_once_and_stays() -> None:
@@ -75,7 +82,7 @@ def test_permanent_is_appended_once_and_stays() -> None:
     history = [m["content"] for m in lc.context]
     assert history.count("User's name is Alice") == 1
     assert history[:2] == ["prompt", "User's name is Alice"]
-    assert all(texts.count("User's name is Alice") == 1 for texts in seen)
+    assert [texts.count("User's name is Alice") for texts in seen] == [1, 0, 0, 0, 0]
     assert lc.get("name").kind is LifecycleKind.permanent
 
 
@@ -98,7 +105,7 @@ def test_staged_lifecycle_moves_then_stays_in_its_last_stage() -> None:
         expected_index = (
             len(texts) - 1 if item.phase.placement is Placement.after else len(texts) - 2
         )
-        assert texts.index("alert") == expected_index
+        assert len(texts) - 1 - texts[::-1].index("alert") == expected_index  # the newest one
         lc.context.push_back({"role": "assistant", "content": "reply"})
     assert positions == [(0, "after")] * 2 + [(1, "before")] * 3 + [(2, "after")] * 4
 

@@ -27,6 +27,7 @@ from hydrangea.context.streams import assemble
 from hydrangea.context.usage import UsageLog, usage_of
 from hydrangea.context.view import ContextView
 from hydrangea.errors import (
+    ContextStateError,
     InvalidItemError,
     InvalidMessageError,
     SerializationError,
@@ -90,6 +91,7 @@ class Context(Sequence[NativeContent]):
         "_items",
         "_models",
         "_requests",
+        "_sent",
         "_usage",
     )
 
@@ -103,6 +105,7 @@ class Context(Sequence[NativeContent]):
         self._requests = RequestCache(self._adapter)
         self._ids = StableIds(self._adapter)  # Gemini's stable call ids, counted once per item
         self._ids_seen = 0  # the detach count the tally has caught up with
+        self._sent = 0
         self.extend(items)
 
     # -- reading -----------------------------------------------------------------------------
@@ -157,6 +160,40 @@ class Context(Sequence[NativeContent]):
         """
         later = self._detach_starts[since:]
         return min(later) if later else None
+
+    @property
+    def sent(self) -> int:
+        """How many leading items a built request or a pushed reply already covers.
+
+        Those items are history in the providers' sense: a reply's reasoning is bound to them
+        (see "Prefix binding" in the docs), so nothing may ever be placed in front of them. Items
+        from ``sent`` on were never in a request; only a detach lowers it.
+        """
+        return self._sent
+
+    def _mark_sent(self, length: int) -> None:
+        if length > self._sent:
+            self._sent = length
+
+    def move_unsent(self, start: int, items: Sequence[NativeContent]) -> None:
+        """Insert ``items`` (checked as :meth:`extend` checks) at ``start``, in front of items no
+        request has covered yet (``start >= sent``); all or nothing.
+
+        For a lifecycle's ``before`` components. It is a detach of ``[start:]`` followed by
+        the append of ``items`` and the detached items (each keeping the model that produced
+        it), so every observer of detaches (request caches, history logs) stays exact.
+        """
+        if not self._sent <= start <= len(self._items):
+            raise ContextStateError(
+                f"items can only be placed among the unsent ones (index {self._sent} to "
+                f"{len(self._items)}), not at {start}: what a request or reply covered is history"
+            )
+        staged = self._staged_output(items)
+        models = self._models[start:]
+        moved = self.detach_tail(start)
+        self._append(staged, None)
+        self._items.extend(moved)
+        self._models.extend(models)
 
     def __repr__(self) -> str:
         return f"Context({self._gateway.value!r}, {len(self._items)} items)"
@@ -234,6 +271,7 @@ class Context(Sequence[NativeContent]):
                 del self._models[start:]
                 self._ids.truncate(start)
                 raise
+        self._mark_sent(len(self._items))
         if reported is not None:
             self._usage.record(reported, start)
 
@@ -323,6 +361,7 @@ class Context(Sequence[NativeContent]):
             del self._items[start:]
             del self._models[start:]
             self._detach_starts.append(start)
+            self._sent = min(self._sent, start)
         _log.debug("detached %d items from index %d", len(detached), start)
         return detached
 
@@ -351,6 +390,8 @@ class Context(Sequence[NativeContent]):
         (:mod:`hydrangea.context._compose`), so the result goes to the SDK call as it is.
         """
         source: Sequence[NativeContent] = self._items if items is None else items
+        if items is None:
+            self._mark_sent(len(self._items))
         if model is not None:
             produced = {
                 id(item): made
@@ -397,6 +438,7 @@ class Context(Sequence[NativeContent]):
         """
         if not 0 <= stable <= len(self._items):
             raise IndexError(f"stable {stable} is outside 0..{len(self._items)}")
+        self._mark_sent(stable)
         cache = self._requests
         with cache.lock:
             cache.sync(self.detached_from(cache.seen), self.detaches)

@@ -214,6 +214,20 @@ class CoopContext:
         with self._render_lock:
             return self._range_starts()
 
+    def ranges_end(self) -> int:
+        """One past the last item any area's effect range covers (0 when no area rendered):
+        items from there on belong to no area yet."""
+        if self._render_thread == threading.get_ident():
+            return self._ranges_end()
+        with self._render_lock:
+            return self._ranges_end()
+
+    def _ranges_end(self) -> int:
+        newest = next(reversed(self._ranged.values()), None)  # kept in order of ``latest``
+        if newest is None or newest.effect_range is None:
+            return 0
+        return newest.effect_range.latest + 1
+
     def _range_starts(self) -> tuple[int, ...]:
         if self._starts is None:
             starts = {e.effect_range.earliest for e in self._ring if e.effect_range is not None}

@@ -109,16 +109,19 @@ class OverlayItem:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class LifecycleRequest:
-    """One request: the history at render time with the overlay placed at its tail.
+    """One request: the history at render time, the components the episode sent included.
 
-    Taking it is O(overlay); :attr:`items` and :attr:`kwargs` walk the whole history.
+    The components of :attr:`before` and :attr:`after` are already in the history (what was
+    sent is history: see :mod:`hydrangea.lifecycle.session`); they are listed here so that the
+    explorer, snapshots and selectors can tell which components this episode sent. Taking it is
+    O(components); :attr:`items` and :attr:`kwargs` walk the whole history.
     """
 
     episode: int
     """The episode this request belongs to (0 for the first render)."""
     history_view: HistoryView
     anchor: int
-    """Where the ``before`` overlay is inserted in the history."""
+    """Where the ``before`` components start in the history."""
     before: tuple[OverlayItem, ...]
     after: tuple[OverlayItem, ...]
     adapter: Adapter
@@ -134,31 +137,39 @@ class LifecycleRequest:
     """The Context's detach count at render time (the cache is used while the history holds)."""
     cuts: tuple[int, ...] = ()
     """Where a later collection may cut the history (its areas' starts), newest first."""
+    in_history: bool = True
+    """``False`` only for a request read from a file written before components were history
+    (version 0.1): its components were a tail overlay, inserted at :attr:`anchor` and the end."""
 
     @property
     def stable(self) -> int:
-        """How many leading items are stable history: everything before the overlay."""
-        return self.anchor if self.before else self.history_view.length
+        """How many leading items are stable history: all of them (an old-format request:
+        everything before its overlay)."""
+        if self.in_history or not self.before:
+            return self.history_view.length
+        return self.anchor
 
     @property
     def overlay(self) -> tuple[OverlayItem, ...]:
-        """The overlay in request order: ``before`` components, then ``after`` ones."""
+        """The components this episode sent, in request order: ``before`` ones, then ``after``."""
         return self.before + self.after
 
     @property
     def overlay_keys(self) -> tuple[str, ...]:
-        """The keys of the overlay's components, in request order."""
+        """The keys of the components this episode sent, in request order."""
         return tuple(item.key for item in self.overlay)
 
     @property
     def history(self) -> tuple[NativeContent, ...]:
-        """The history part of the request (overlay excluded)."""
+        """The history of the request (for an old-format request: its overlay excluded)."""
         return self.history_view.items()
 
     @property
     def items(self) -> tuple[NativeContent, ...]:
-        """The request's items: history with the overlay inserted."""
+        """The request's items, in order."""
         history = self.history
+        if self.in_history:
+            return history
         out: list[NativeContent] = list(history[: self.anchor])
         for entry in self.before:
             out.extend(entry.items)
@@ -172,24 +183,17 @@ class LifecycleRequest:
     def kwargs(self) -> dict[str, Any]:
         """Keyword arguments for the gateway's SDK call (without ``model``).
 
-        On Anthropic, cache breakpoints are placed on the stable history (never on the overlay)
-        unless :attr:`caching` opts out.
+        On Anthropic, cache breakpoints are placed on the history unless :attr:`caching` opts
+        out. Built from the Context's request cache while the Context still holds this
+        request's history (O(new items)), else from :attr:`items`.
         """
         context = self.context
         length = self.history_view.length
-        if context is not None and len(context) >= length:
+        if self.in_history and context is not None and len(context) >= length:
             moved = context.detached_from(self.detaches)
             if moved is None or moved >= length:
-                stable = self.stable
-                tail: list[NativeContent] = [item for entry in self.before for item in entry.items]
-                runs = [len(entry.items) for entry in self.before or self.after]
-                if self.before:
-                    tail.extend(context[stable:length])
-                for entry in self.after:
-                    tail.extend(entry.items)
                 return context.build_incremental(
-                    stable, tail, earlier=self.earlier_stable, caching=self.caching,
-                    overlay=runs,
+                    length, (), earlier=self.earlier_stable, caching=self.caching,
                     cuts=self.cuts,
                 )
         if self.adapter.gateway is GatewayType.anthropic:

@@ -150,6 +150,7 @@ class _Interner:
             "anchor": req.anchor,
             "before": self.overlay(req.before),
             "after": self.overlay(req.after),
+            "in_history": req.in_history,
         }
 
     def overlay(self, items: tuple[OverlayItem, ...]) -> list[dict[str, Any]]:
@@ -405,6 +406,9 @@ class _Parsed:
         segment = _index(data.get("segment"), len(self.segments), f"{where}: the segment")
         length = _int(data, "length", 0, self.totals[segment], where)
         anchor = _int(data, "anchor", 0, length, where)
+        in_history = data.get("in_history", False)  # absent: written by version 0.1
+        if type(in_history) is not bool:
+            raise _bad(f"{where}: 'in_history' is {in_history!r}, not true or false")
         return LifecycleRequest(
             episode,
             HistoryView(self.segments[segment], length),
@@ -412,6 +416,7 @@ class _Parsed:
             self._overlay(data, "before", where),
             self._overlay(data, "after", where),
             self.context.adapter,
+            in_history=in_history,
         )
 
     def _overlay(self, data: dict[str, Any], name: str, where: str) -> tuple[OverlayItem, ...]:

@@ -1,15 +1,26 @@
 """The lifecycle session: components with schedules, attached to a CoopContext (or a Context).
 
 Each :meth:`Lifecycle.render` is one **episode** (one model turn). It runs the CoopContext's
-own ``render()`` (collection, then the areas' unfold pass), appends new permanent components to
-the history, and returns a :class:`~hydrangea.lifecycle.history.LifecycleRequest`: the history
-with the episode's ephemeral components placed in a tail overlay.
+own ``render()`` (collection, then the areas' unfold pass) and appends to the history every
+component the episode sends, then returns a
+:class:`~hydrangea.lifecycle.history.LifecycleRequest` for the whole history.
 
-Permanent components (``ttl=None``) are appended to the Context directly, after the areas'
-output of the episode in which they first appear. They are not areas: an area would either
-block the collection of every area before it (while retained) or drag the model's replies after
-it into the reclaimed tail (once retired). If a collection detaches a permanent component, the
-session appends it again at the end of that render, so it is never lost.
+**What was sent is history.** A component's schedule (ttl, cadence, stages) says in which
+episodes it is *sent*; a sent component is appended to the Context like any other item and stays
+where it was once the model answered after it, because the providers bind a reply's reasoning
+to the exact request that produced it (see "Prefix binding" in the docs). A request that was
+never answered binds nothing: at the start of the next render, components that are still the
+Context's very last items (nothing came after them, not even a reply) are taken back, so
+rendering twice without sending never repeats a component.
+
+* ``after`` components are appended after the episode's area output (the end of the request);
+* ``before`` components are appended before the areas render, so they come in front of the
+  episode's new area output; never in front of anything already in the history, and never
+  inside an open tool exchange (then they go at the end, like ``after`` ones).
+
+Permanent components (``ttl=None``) are appended once, after the areas' output of the episode
+in which they first appear. If a collection detaches a permanent component, the session appends
+it again at the end of that render, so it is never lost.
 
 The bookkeeping of components by key and tags lives in :mod:`hydrangea.lifecycle.table`, saving
 and loading in :mod:`hydrangea.lifecycle.persist`; this module schedules episodes and seals
@@ -22,6 +33,8 @@ import logging
 import secrets
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from dataclasses import dataclass
+from enum import StrEnum
 from typing import Literal, Protocol, assert_never, runtime_checkable
 
 from hydrangea import _spans
@@ -41,9 +54,37 @@ from hydrangea.lifecycle.table import ComponentTable, Entry, Plan, check_mutable
 from hydrangea.lifecycle.visibility import Phase, next_change, periodic, visible_at
 from hydrangea.message import Message
 
-__all__ = ["Lifecycle"]
+__all__ = ["Lifecycle", "Resend"]
 
 _log = logging.getLogger(__name__)
+
+
+class Resend(StrEnum):
+    """How a component that stays visible over several episodes is sent again."""
+
+    each_episode = "each_episode"
+    """Sent in every episode it is visible: it always sits near the newest turn (the default;
+    each sending stays in the history, so the reminder's tokens recur once per episode)."""
+    when_changed = "when_changed"
+    """Sent once, and again only after its content changed (``update``, ``add(replace=True)``)
+    or after its earlier sending left the history (a collection cut it, or it was taken back
+    unanswered): the cheapest, but the reminder drifts away from the newest turn."""
+
+
+@dataclass(slots=True)
+class _Episode:
+    """What one render sends: planned before the areas render, placed after."""
+
+    before: tuple[OverlayItem, ...]
+    after: tuple[OverlayItem, ...]
+    gone: tuple[Entry, ...]
+    length: int  # the history's length before the areas rendered
+    detaches: int  # the Context's detach count then
+    before_placed: bool  # the before components are in the history, at ``length``
+
+
+def _size(items: tuple[OverlayItem, ...]) -> int:
+    return sum(len(item.items) for item in items)
 
 
 @runtime_checkable
@@ -61,7 +102,8 @@ class Lifecycle:
     session from one thread.
 
     On Anthropic every request's kwargs carry cache breakpoints on the stable history (see
-    :mod:`hydrangea.context.caching`); ``caching`` sets the model, TTL or opts out.
+    :mod:`hydrangea.context.caching`); ``caching`` sets the model, TTL or opts out. ``resend``
+    chooses how a component visible over several episodes is sent again (:class:`Resend`).
     """
 
     __slots__ = (
@@ -69,9 +111,12 @@ class Lifecycle:
         "_caching",
         "_earlier",
         "_episode",
+        "_expiring",
         "_last",
         "_log",
+        "_own_tail",
         "_renderer",
+        "_resend",
         "_rendering",
         "_seals",
         "_session",
@@ -80,7 +125,11 @@ class Lifecycle:
     )
 
     def __init__(
-        self, target: Renderer | Context, *, caching: AnthropicCaching | None = None
+        self,
+        target: Renderer | Context,
+        *,
+        caching: AnthropicCaching | None = None,
+        resend: Resend | str = Resend.each_episode,
     ) -> None:
         self._renderer: Renderer = PlainRenderer(target) if isinstance(target, Context) else target
         if not isinstance(self._renderer, Renderer):
@@ -100,6 +149,14 @@ class Lifecycle:
         self._caching = caching
         self._earlier: tuple[int, ...] = ()
         self._boundaries: dict[int, int] = {}
+        try:
+            self._resend = Resend(resend)
+        except ValueError:
+            raise InvalidComponentError(
+                f"resend must be one of {', '.join(r.value for r in Resend)}, got {resend!r}"
+            ) from None
+        self._own_tail: tuple[int, int, int] | None = None  # sent, unanswered: [start, end)
+        self._expiring: tuple[Entry, ...] = ()
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -218,6 +275,8 @@ class Lifecycle:
         entry.natives = natives
         entry.shown = {}
         entry.plan = None
+        if content is not None:
+            entry.sent = None  # new content: sent again even under Resend.when_changed
         if restart:
             entry.start = self._episode
         return updated
@@ -234,10 +293,11 @@ class Lifecycle:
 
     @_spans.lifecycle_render
     def render(self) -> LifecycleRequest:
-        """Run one episode: the CoopContext's render, permanent appends, then the overlay.
+        """Run one episode: the CoopContext's render, then the components it sends.
 
         If the CoopContext's render raises (any exception, ``KeyboardInterrupt`` included), the
-        episode does not advance; a permanent component that a collection of that render
+        episode does not advance: the ``before`` components appended for it are taken back
+        while nothing follows them, and a permanent component that a collection of that render
         detached is taken back to the waiting ones (``states()`` shows it uncommitted) and is
         appended again by the next render that succeeds, also after a save and a load. The
         lifecycle's own work is O(live components + new items); it never walks the whole
@@ -247,12 +307,13 @@ class Lifecycle:
             raise ContextStateError("Lifecycle.render() called while it is already rendering")
         self._rendering = True
         try:
+            episode = self._begin_episode()
             try:
                 context = self._renderer.render()
             except BaseException:
-                self._take_back_detached()
+                self._abandon_episode(episode)
                 raise
-            return self._finish_episode(context)
+            return self._finish_episode(context, episode)
         finally:
             self._rendering = False
 
@@ -267,6 +328,7 @@ class Lifecycle:
             raise ContextStateError("Lifecycle.arender() called while it is already rendering")
         self._rendering = True
         try:
+            episode = self._begin_episode()
             renderer = self._renderer
             try:
                 if isinstance(renderer, _AsyncRenderer):
@@ -274,26 +336,125 @@ class Lifecycle:
                 else:
                     context = renderer.render()
             except BaseException:  # cancellation included: the episode does not advance
-                self._take_back_detached()
+                self._abandon_episode(episode)
                 raise
-            return self._finish_episode(context)
+            return self._finish_episode(context, episode)
         finally:
             self._rendering = False
 
-    def _finish_episode(self, context: Context) -> LifecycleRequest:
+    def _begin_episode(self) -> _Episode:
+        """Before the areas render: take back what was never answered, plan the episode and
+        place its ``before`` components (see :meth:`_before_at`)."""
+        context = self.context
+        self._withdraw(context)
+        self._expire_finished()
+        before, after, gone = self._schedule(self._episode)
+        episode = _Episode(before, after, gone, len(context), context.detaches, False)
+        if before:
+            at = self._before_at(context)
+            if at is not None:
+                items = [native for item in before for native in item.items]
+                if at == len(context):
+                    self._send(context, before)
+                else:
+                    context.move_unsent(at, items)
+                    self._mark_sent_entries(before, at, context.detaches)
+                episode.length = at
+                episode.detaches = context.detaches
+                episode.before_placed = True
+        return episode
+
+    def _before_at(self, context: Context) -> int | None:
+        """Where this episode's ``before`` components go: in front of the newest item that no
+        request has covered and no area owns (or at the end, in front of what the areas are
+        about to render); ``None`` when that point would split a tool exchange (they then go
+        at the end, after the areas' output)."""
+        adapter = context.adapter
+        floor = context.sent
+        renderer = self._renderer
+        if isinstance(renderer, CoopContext):
+            floor = max(floor, renderer.ranges_end())
+        at = max(before_newest(adapter, context), floor)
+        if at > 0 and at < len(context) and (
+            adapter.opens_exchange(context[at - 1]) or adapter.closes_exchange(context[at])
+        ):
+            return None
+        if at == len(context) and at > 0 and adapter.opens_exchange(context[at - 1]):
+            return None
+        return at
+
+    def _mark_sent_entries(
+        self, items: tuple[OverlayItem, ...], begin: int, detaches: int
+    ) -> None:
+        for item in items:
+            entry = self._table.entries.get(item.key)
+            if entry is not None:
+                entry.sent = (begin, detaches)
+
+    def _abandon_episode(self, episode: _Episode) -> None:
+        """The renderer raised: the episode's ``before`` components go while nothing follows."""
+        if episode.before_placed and self._own_tail is not None:
+            self._withdraw(self.context)
+        self._take_back_detached()
+
+    def _finish_episode(self, context: Context, episode: _Episode) -> LifecycleRequest:
         """The lifecycle's part of an episode, once the renderer has rendered ``context``."""
         self._take_back_detached()
         pending = self._table.pending
-        if pending or context is not self._renderer.context:  # else the log is in step
-            for entry in pending.values():
-                self._commit(context, entry)
-            pending.clear()
-            self._log.sync(context)
-        request = self._overlay(self._episode)
+        for entry in pending.values():
+            self._commit(context, entry)
+        pending.clear()
+        start = episode.length
+        moved = context.detached_from(episode.detaches)
+        if episode.before_placed and moved is not None and moved < start + _size(episode.before):
+            episode.before_placed = False  # a collection of this render took them with it
+        anchor = start
+        if not episode.before_placed:
+            anchor = len(context)
+            if episode.before:
+                self._send(context, episode.before)
+        if episode.after:
+            self._send(context, episode.after)
+        self._log.sync(context)
+        self._expiring = episode.gone
+        request = LifecycleRequest(
+            self._episode, self._log.view(), anchor, episode.before, episode.after,
+            context.adapter, self._earlier, self._caching, self._boundaries, context,
+            context.detaches, self._cuts(),
+        )
         self._earlier = (request.stable, *self._earlier)[:2]
         self._episode += 1
         self._last = request
         return request
+
+    def _send(self, context: Context, items: tuple[OverlayItem, ...]) -> None:
+        """Append the components ``items`` to the history: they are sent from now on."""
+        begin = len(context)
+        context.extend([native for item in items for native in item.items])
+        detaches = context.detaches
+        own = self._own_tail
+        self._mark_sent_entries(items, begin, detaches)
+        if own is not None and own[1] == begin and own[2] == detaches:
+            begin = own[0]  # one run with the components sent just before
+        self._own_tail = (begin, len(context), detaches)
+
+    def _withdraw(self, context: Context) -> None:
+        """Take back the components the latest render sent if nothing followed them: no reply
+        came after them, so nothing is bound to them and no request will repeat them."""
+        own = self._own_tail
+        self._own_tail = None
+        if own is None or len(context) != own[1] or context.detaches != own[2]:
+            return
+        context.detach_tail(own[0])
+        _log.debug("took back %d unanswered component item(s) from %d", own[1] - own[0], own[0])
+
+    def _expire_finished(self) -> None:
+        """Free the keys of the components whose last episode was the previous one (they stay
+        readable until the next render, while the request that sent them is the latest)."""
+        expiring = self._expiring
+        if expiring:
+            self._table.expire(expiring)
+            self._expiring = ()
 
     def seal(self, trigger: str = "manual") -> str:
         """Seal the latest request under a new unique id and return the id.
@@ -388,10 +549,16 @@ class Lifecycle:
             last.committed = None
             self._table.link(last)
 
-    def _overlay(self, episode: int) -> LifecycleRequest:
+    def _schedule(
+        self, episode: int
+    ) -> tuple[tuple[OverlayItem, ...], tuple[OverlayItem, ...], tuple[Entry, ...]]:
+        """The ``before`` and ``after`` components ``episode`` sends, and the entries whose last
+        episode it is (their keys are freed at the next render)."""
         before: list[OverlayItem] = []
         after: list[OverlayItem] = []
-        gone: list[str] = []
+        gone: list[Entry] = []
+        finished: list[Entry] = []
+        once = self._resend is Resend.when_changed
         for entry in self._table.live.values():
             plan = entry.plan
             if plan is None or not plan.first <= episode < plan.stop:
@@ -399,26 +566,30 @@ class Lifecycle:
             item = plan.item
             if item is None:
                 if plan.final:
-                    gone.append(entry.key)
+                    finished.append(entry)
                 continue
             if plan.period and (episode - plan.origin) % plan.period >= plan.shown:
                 continue  # a periodic component, hidden in this episode
             if plan.last == episode:
-                gone.append(entry.key)  # last visible episode: the key is free after it
+                gone.append(entry)  # last episode: the key is free after it
+            if once and self._still_sent(entry):
+                continue
             if plan.before:
                 before.append(item)
             else:
                 after.append(item)
-        if gone:
-            self._table.expire(gone)
-        context = self._renderer.context
-        adapter = context.adapter
-        anchor = before_newest(adapter, context)
-        return LifecycleRequest(
-            episode, self._log.view(), anchor, tuple(before), tuple(after), adapter,
-            self._earlier, self._caching, self._boundaries, context, context.detaches,
-            self._cuts(),
-        )
+        if finished:
+            self._table.expire(finished)
+        return tuple(before), tuple(after), tuple(gone)
+
+    def _still_sent(self, entry: Entry) -> bool:
+        """True if ``entry``'s content, as it is now, is in the history already."""
+        sent = entry.sent
+        if sent is None:
+            return False
+        position, detaches = sent
+        moved = self.context.detached_from(detaches)
+        return moved is None or moved > position
 
     def _cuts(self) -> tuple[int, ...]:
         """Anthropic: where a later collection may cut the history, newest first (the starts

@@ -40,6 +40,8 @@ class Entry:
     """Overlay items already made for this entry, by phase (reset when it changes)."""
     plan: Plan | None = None
     """The entry's overlay item over a run of episodes, kept until its phase changes."""
+    sent: tuple[int, int] | None = None
+    """Where its content was last sent: (history index, the Context's detach count then)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,11 +158,13 @@ class ComponentTable:
         del self.entries[key]
         return entry
 
-    def expire(self, keys: Iterable[str]) -> None:
-        """Forget the live entries under ``keys``: they will never be visible again."""
-        for key in keys:
-            del self.live[key]
-            del self.entries[key]
+    def expire(self, entries: Iterable[Entry]) -> None:
+        """Forget ``entries`` (live ones): they will never be sent again. An entry that was
+        replaced or deleted meanwhile is no longer here and is left alone."""
+        for entry in entries:
+            if self.entries.get(entry.key) is entry:
+                del self.live[entry.key]
+                del self.entries[entry.key]
 
     def link(self, entry: Entry) -> None:
         """Put ``entry`` in the live or pending table, keeping each in ``seq`` order."""

@@ -248,6 +248,7 @@ class _SegmentWriter:
             "anchor": request.anchor,
             "before": _overlay(request.before),
             "after": _overlay(request.after),
+            "in_history": request.in_history,
         }
 
 
@@ -291,6 +292,7 @@ def _lifecycle_state(lc: Lifecycle, marks: Marks, writer: _SegmentWriter) -> dic
             "anchor": last.anchor,
             "before": _overlay(last.before),
             "after": _overlay(last.after),
+            "in_history": last.in_history,
         }
     else:
         last_doc = writer.request(last)
