@@ -68,8 +68,8 @@ def _loop(conversation: CompactingConversation, coop: CoopContext, steps: int, s
     summaries = []
     for n in range(steps):
         native, message = _call(n, size)
-        summaries.append(conversation.push_reply(native, message))
-        conversation.user(_result(n, size))
+        assert conversation.push_reply(native, message) is None  # a call never ends a turn
+        summaries.append(conversation.user(_result(n, size)))
         coop.render()
     return summaries
 
@@ -79,10 +79,10 @@ def test_a_long_tool_loop_checkpoints_between_exchanges() -> None:
     summaries = _loop(conversation, coop, 8)
     assert any(s is not None for s in summaries)
     assert len(conversation.segments) > 2
-    # the request still ends with the open exchange: the latest call, then its result
-    items = context[:]
-    assert items[-2]["content"][1]["id"] == "call_7"
-    assert items[-1]["content"][0]["tool_use_id"] == "call_7"
+    # a checkpoint takes whole exchanges: no call is left without its result
+    dumped = _dumped(context[:])
+    for n in range(8):
+        assert (f'"id": "call_{n}"' in dumped) == (f'"tool_use_id": "call_{n}"' in dumped)
     validate_request(GatewayType.anthropic, context.request())
 
 
@@ -96,29 +96,33 @@ def test_without_in_loops_nothing_is_compacted_before_the_answer() -> None:
     assert conversation.push_reply(native, message) is not None  # the turn end still compacts
 
 
-def test_the_reply_after_a_checkpoint_is_pushed_byte_for_byte_after_the_summary() -> None:
+def test_a_reply_is_pushed_after_what_the_model_saw_and_compacted_with_its_results() -> None:
     context, coop, conversation = _conversation(in_loops=True)
     conversation.user("Task: read the files.")
     coop.render()
     for n in range(2):
         native, message = _call(n)
-        assert conversation.push_reply(native, message) is None or n > 0
+        conversation.push_reply(native, message)
         conversation.user(_result(n))
         coop.render()
+    assert len(conversation.segments) == 1  # not due yet
     head = _dumped(context[:1])
+    sent_before = context[:]
     native, message = _call(2)
     sent = _dumped(native["content"])
-    summary = conversation.push_reply(native, message)
+    assert conversation.push_reply(native, message) is None
+    # the reply follows exactly the history the model answered (its thinking is bound to it)
+    assert context[: len(sent_before)] == sent_before
+    assert _dumped(context[-1]["content"]) == sent
+    summary = conversation.user(_result(2))  # the exchange is complete: the segment goes
     assert summary is not None
-    pushed = context[-1]
-    assert _dumped(pushed["content"]) == sent  # thinking and its signature unchanged
     assert _dumped(context[:1]) == head  # the system prompt before the segment is untouched
-    assert "were compacted into this summary" in _dumped(context[-2])
-    # the compacted segment held complete exchanges: no call without its result is left
-    assert "call_0" not in _dumped(context[:]) and "call_1" not in _dumped(context[:])
-    conversation.user(_result(2))
-    coop.render()
-    assert context[-1]["content"][0]["tool_use_id"] == "call_2"
+    assert "were compacted into this summary" in _dumped(context[-1])
+    dumped = _dumped(context[:])
+    assert all(f"call_{n}" not in dumped for n in range(3))  # whole exchanges compacted
+    ids = summary.pointers
+    assert ids and all(conversation.records.get(i) is not None for i in ids)
+    assert "FACT-2" in _dumped([conversation.records.get(i) for i in ids].__repr__())
     validate_request(GatewayType.anthropic, context.request())
 
 

@@ -52,7 +52,9 @@ def test_a_snapshot_is_exactly_the_sealed_request() -> None:
     assert snap.items == sealed_items
     assert [m["content"] for m in snap.items] == ["early", "q1", "sticky"]
     assert snap.trigger == "checkpoint" and snap.episode == 0
-    assert [m["content"] for m in lc.at_snapshot(second).items] == ["q1", "a1", "q2", "sticky"]
+    assert [m["content"] for m in lc.at_snapshot(second).items] == [
+        "early", "q1", "sticky", "a1", "q2", "sticky",
+    ]  # what was sent is history: the second request begins with the first
 
 
 def test_seal_before_any_render_holds_the_bare_history() -> None:

@@ -404,21 +404,35 @@ def test_a_snapshot_has_history_overlay_and_kwargs() -> None:
     session.add(Component("hint", ttl=1, key="hint"))
     request = session.render()
     snapshot = session.at_snapshot(session.seal())
-    assert snapshot.history == ({"role": "user", "content": "hello"},)
+    assert snapshot.history == (
+        {"role": "user", "content": "hello"}, {"role": "user", "content": "hint"},
+    )  # what was sent is history
     assert [o.key for o in snapshot.overlay] == ["hint"] == list(snapshot.overlay_keys)
     assert snapshot.kwargs == request.kwargs
     assert snapshot.kwargs["messages"][-1] == {"role": "user", "content": "hint"}
 
 
-def test_a_key_is_free_right_after_its_last_visible_episode() -> None:
+def test_a_key_stays_readable_through_its_last_episode_and_is_free_after_it() -> None:
     session = Lifecycle(Context(GatewayType.openai))
     session.context.emplace_message(user("hello"))
     session.add(Component("first hint", ttl=2, key="hint"))
     assert "hint" in session.render().overlay_keys
-    assert "hint" in session.render().overlay_keys  # its last visible episode
-    assert "hint" not in session  # "forgotten: its key is free again"
+    assert "hint" in session.render().overlay_keys  # its last episode
+    # the latest request still shows it: it can be read, and its key taken over
+    assert session.get("hint").content.text == "first hint"
     session.add(Component("second hint", ttl=1, key="hint"))
     assert session.get("hint").content.text == "second hint"
+    assert "hint" in session.render().overlay_keys
+
+
+def test_a_finished_component_is_forgotten_at_the_next_render() -> None:
+    session = Lifecycle(Context(GatewayType.openai))
+    session.context.emplace_message(user("hello"))
+    session.add(Component("hint", ttl=1, key="hint"))
+    session.render()
+    assert "hint" in session
+    assert "hint" not in session.render().overlay_keys
+    assert "hint" not in session
 
 
 def test_a_component_added_without_a_key_can_be_found_again() -> None:

@@ -101,7 +101,7 @@ def test_recycled_lists_never_change_under_a_holder_nor_leak_into_a_request(
     for (kind, value), (whole, lifecycle_like), cut in zip(steps, handled, cuts, strict=False):
         context = apply(context, kind, value)
         stable = min(cut, len(context))
-        for lifecycle_request, (what, how) in ((False, whole), (True, lifecycle_like)):
+        for lifecycle_request, (what, how) in ((True, lifecycle_like), (False, whole)):
             # built one at a time: nothing else holds the previous list while this one is built
             if lifecycle_request:
                 built = context.build_incremental(stable, runs, overlay=[len(runs)])

@@ -218,6 +218,14 @@ def test_declaring_the_loop_tools_and_refusing_what_cannot_be_declared() -> None
         ToolLoopArea([lambda arguments: "x"])  # type: ignore[list-item]
 
 
+def _unmarked(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _unmarked(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [_unmarked(v) for v in value]
+    return value
+
+
 def test_an_async_agent_turn_with_lifecycle_arender() -> None:
     context = Context(GatewayType.anthropic)
     coop = CoopContext(context)
@@ -248,13 +256,15 @@ def test_an_async_agent_turn_with_lifecycle_arender() -> None:
     sent = asyncio.run(main())
     assert len(sent) == 2 and lifecycle.episode == 1
     last = sent[-1]["messages"]
-    assert [b["type"] for b in last[1]["content"]] == ["tool_use", "tool_use"]
-    answered = last[2]["content"]
+    # what was sent is history: the first request (question, reminder) begins the second
+    assert _unmarked(last[:2]) == _unmarked(sent[0]["messages"])  # cache markers aside
+    assert [b["type"] for b in last[2]["content"]] == ["tool_use", "tool_use"]
+    answered = last[3]["content"]
     assert [(b["type"], b["tool_use_id"]) for b in answered] == [
         ("tool_result", "t1"),
         ("tool_result", "t2"),
     ]
     assert json.loads(answered[0]["content"]) == {"city": "Kyoto", "sky": "rain", "celsius": 19.0}
     assert json.loads(answered[1]["content"]) == {"Kyoto": 1_460_000}
-    assert "Answer in one line." in json.dumps(last[-1])  # the sticky overlay, at the tail
+    assert "Answer in one line." in json.dumps(last[-1])  # sent again, at the end
     assert {t["name"] for t in sent[0]["tools"]} == {"weather", "population"}

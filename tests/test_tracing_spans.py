@@ -172,7 +172,7 @@ def test_lifecycle_renders_hold_the_coop_render(spans: InMemorySpanExporter) -> 
     (inner,) = named(finished, "hydrangea.coop.render")
     assert inner.parent is not None and inner.parent.span_id == outer.context.span_id
     got = attrs(outer)
-    assert got["hydrangea.items.appended"] == 2  # the area's message and the permanent note
+    assert got["hydrangea.items.appended"] == 3  # the area's message, the note, the reminder
     assert got["hydrangea.lifecycle.episode"] == request.episode == 0
     assert got["hydrangea.lifecycle.overlay_components"] == 1
     assert got["hydrangea.request.stable_items"] == request.stable

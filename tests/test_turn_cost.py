@@ -127,6 +127,7 @@ def test_kept_overlay_runs_give_the_request_built_from_scratch(
         for _ in range(2):  # the second request finds the runs kept
             built = context.build_incremental(stable, tail, overlay=[len(r) for r in runs])
             assert dumped(built) == dumped(oracle(context, stable, copy.deepcopy(tail)))
+        context.request()  # what is sent (and answered next) is the history itself
 
 
 def _three_walks(context: Context, raw: object) -> list[NativeContent]:

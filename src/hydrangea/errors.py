@@ -24,6 +24,7 @@ The tree::
     ├── MissingExtraError (ImportError)          an optional dependency; names the extra
     ├── LiveUnavailableError, LiveCallError      the demo's --live mode
     ├── ContextStateError (RuntimeError)         not allowed in the current state
+    │   └── PrefixBindingError                   a request that would change a bound prefix
     ├── SelectorError (ValueError)               a depth selector that is malformed or absent
     ├── AreaContractError (TypeError)            an object that is not a Context Area
     ├── DuplicateAreaError (ValueError)          the same area registered twice
@@ -76,6 +77,7 @@ __all__ = [
     "ContextBudgetError",
     "ContextError",
     "ContextStateError",
+    "PrefixBindingError",
     "DuplicateAreaError",
     "DuplicateItemError",
     "DuplicateKeyError",
@@ -227,6 +229,23 @@ class ContextStateError(HydrangeaError, RuntimeError):
 
 # -- cooperative areas ------------------------------------------------------------------------
 
+
+
+class PrefixBindingError(ContextStateError):
+    """A request that would change the prefix a reply's reasoning is bound to.
+
+    Anthropic's preserved-thinking models reject such a request (HTTP 400) and OpenAI's
+    reasoning models silently drop the reasoning; the Context refuses to build it instead.
+    :attr:`position` is the first item index where the request differs from what the
+    reasoning was produced under, :attr:`item` the index of the bound item. Keep what was sent
+    (append updates at the end), or choose ``Context(..., broken_reasoning="drop")`` to leave
+    the unusable reasoning out consistently.
+    """
+
+    def __init__(self, message: str, *, position: int, item: int) -> None:
+        super().__init__(message)
+        self.position = position
+        self.item = item
 
 class AreaContractError(HydrangeaError, TypeError):
     """An object that does not fulfil the Context Area contract.

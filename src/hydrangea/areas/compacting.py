@@ -59,7 +59,7 @@ from hydrangea.asof.records import InMemoryRecordStore, RecordStore
 from hydrangea.asof.summary import StructuredSummary, Summarizer
 from hydrangea.context.area import AreaLifeState
 from hydrangea.coop.coop_context import CoopContext
-from hydrangea.message import Message, Role, ToolCallPart
+from hydrangea.message import Message, Role, ToolCallPart, ToolResultPart
 
 __all__ = ["CompactingConversation"]
 
@@ -68,6 +68,7 @@ class CompactingConversation:
     """A conversation made of :class:`CompactionArea` segments over one CoopContext."""
 
     __slots__ = (
+        "_awaited",
         "_carried",
         "_coop",
         "_counter",
@@ -123,6 +124,7 @@ class CompactingConversation:
         self._rollup = rollup_tokens
         self._detail = rollup_detail
         self._in_loops = in_loops
+        self._awaited: set[str] = set()  # in loops: the calls whose results end a safe point
         self._rollups = 0
         self._carried: tuple[CarriedSummary, ...] = ()
         self._regions: list[SummaryRegionArea] = []
@@ -187,9 +189,33 @@ class CompactingConversation:
         """Every summary region area registered so far, oldest first."""
         return tuple(self._regions)
 
-    def user(self, turn: str | Message) -> None:
-        """Queue a user turn on the current segment (starting the next one after a checkpoint)."""
+    def user(self, turn: str | Message) -> StructuredSummary | None:
+        """Queue a user turn on the current segment (starting the next one after a checkpoint).
+
+        With ``in_loops=True``, the turn that brings the results of every call of a reply
+        :meth:`push_reply` found due for a checkpoint completes the exchange; the segment, that
+        exchange included, is then compacted at once (rendered, summarized, collected), so the
+        next request starts from the summary. Returns that checkpoint's summary, else ``None``.
+        """
         self.current.user(turn)
+        awaited = self._awaited
+        if not awaited or not isinstance(turn, Message):
+            return None
+        awaited.difference_update(
+            part.call_id for part in turn.parts if isinstance(part, ToolResultPart)
+        )
+        if awaited:
+            return None
+        self._coop.render()  # the results join the segment: the exchange is complete
+        segment = self.current
+        if not (segment.checkpoint_due and not segment.pending and segment.record_ids):
+            return None
+        summary = segment.checkpoint()
+        replies = segment.replies_this_turn
+        self._advance()
+        self._current.continue_turn(replies)
+        self._coop.render()  # the collector detaches the segment; the summary takes its place
+        return summary
 
     def route(self, reply: Message) -> StructuredSummary | None:
         """Route a model reply to the current segment; the summary if it caused a checkpoint."""
@@ -209,33 +235,23 @@ class CompactingConversation:
         sent (given to ``Context.push_back`` unchanged), ``reply`` the same reply as a
         :class:`~hydrangea.message.Message`. Returns the summary of a checkpoint it caused.
 
-        With ``in_loops=True``, a reply that calls a tool, arriving when the segment has
-        reached its threshold with no user turn queued, first checkpoints the segment and
-        renders the CoopContext (the segment is collected and its summary shown), then pushes
-        the reply after the summary. Otherwise (and for a reply that answers) this is
-        ``push_back`` followed by :meth:`route`. Output ``push_back`` refuses raises its error
-        and is neither pushed nor routed (a checkpoint this call ran before stays done).
+        The reply is always pushed right after what the model saw (its reasoning is bound to
+        that request). With ``in_loops=True``, a reply that calls a tool, arriving when the
+        segment has reached its threshold with no user turn queued, marks a safe point: once
+        :meth:`user` brings the results of all its calls, the segment (this exchange included)
+        is compacted before the next request. Otherwise this is ``push_back`` followed by
+        :meth:`route`. Output ``push_back`` refuses raises its error and is neither pushed nor
+        routed.
         """
         if reply.role is not Role.assistant:
             raise AreaUsageError(f"a routed reply must have the assistant role, got {reply.role}")
-        summary: StructuredSummary | None = None
         segment = self.current
-        calls = any(isinstance(part, ToolCallPart) for part in reply.parts)
-        if (
-            self._in_loops
-            and calls
-            and segment.checkpoint_due
-            and not segment.pending
-            and segment.record_ids
-        ):
-            summary = segment.checkpoint()
-            replies = segment.replies_this_turn
-            self._advance()
-            self._current.continue_turn(replies)
-            self._coop.render()  # the collector detaches the segment; the summary takes its place
+        calls = {part.id for part in reply.parts if isinstance(part, ToolCallPart)}
         self._coop.context.push_back(output)
         routed = self.route(reply)
-        return summary if summary is not None else routed
+        if self._in_loops and calls and segment.checkpoint_due and not segment.pending:
+            self._awaited = calls  # compacted once their results are in (see :meth:`user`)
+        return routed
 
     def _advance(self) -> None:
         done = self._current

@@ -121,6 +121,14 @@ class Adapter(ABC):
         ``None`` leaves the item out of the request. The default keeps the item unchanged."""
         return item
 
+    def binds_prefix(self, item: NativeContent) -> bool:
+        """True if ``item`` carries reasoning the provider binds to the request that produced
+        it: sent back after any change before it, it is rejected or silently dropped (see
+        "Prefix binding" in the docs). Anthropic ``thinking`` / ``redacted_thinking`` blocks
+        and OpenAI Responses ``reasoning`` items do; the default is ``False`` (Gemini binds a
+        thought signature only to its own part, which the Context keeps byte-identical)."""
+        return False
+
     @abstractmethod
     def build_request(self, items: Sequence[NativeContent]) -> dict[str, Any]:
         """The keyword arguments of the SDK call for ``items`` (model and options excluded).

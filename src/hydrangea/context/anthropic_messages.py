@@ -72,6 +72,9 @@ class AnthropicMessageItem(TypedDict):
     content: str | list[dict[str, Any]]
 
 
+_THINKING = ("thinking", "redacted_thinking")
+
+
 class AnthropicAdapter(Adapter):
     """Adapter for the Anthropic Messages API. Stateless."""
 
@@ -178,6 +181,13 @@ class AnthropicAdapter(Adapter):
             if part is not None:
                 parts.append(part)
         return [Message(role=Role(role), content=tuple(parts))] if parts else []
+
+    def binds_prefix(self, item: NativeContent) -> bool:
+        """True for a message holding a ``thinking`` or ``redacted_thinking`` block."""
+        content = item.get("content")
+        return type(content) is list and any(
+            type(block) is dict and block.get("type") in _THINKING for block in content
+        )
 
     def for_other_model(self, item: NativeContent) -> NativeContent | None:
         """Leave out ``thinking`` and ``redacted_thinking`` blocks: their signatures belong to

@@ -10,6 +10,7 @@ from typing import Any, overload
 from hydrangea import _spans
 from hydrangea._saved import check_format, read_text_checked, write_text_atomic
 from hydrangea.context import _json
+from hydrangea.context._binding import BindingGuard, BrokenReasoning, head_of
 from hydrangea.context._compose import compose_request
 from hydrangea.context.adapter import Adapter
 from hydrangea.context.caching import AnthropicCaching, cached_anthropic_kwargs
@@ -80,10 +81,20 @@ class Context(Sequence[NativeContent]):
     Reading hands out the stored items themselves (no copy, so reading stays cheap): like the
     sequence an area's ``observe()`` receives, they must be treated as read-only. Mutating one
     in place would change the cached prefix and every snapshot that shares it.
+
+    **What was sent is history.** Every request begins with exactly what the previous request
+    sent, followed by the model's output; only the collector's tail cut removes items, and it
+    takes every later reasoning block with it. The providers bind a reply's reasoning to the
+    request that produced it, so the Context notes, for each pushed reply that carries such
+    reasoning, whether that request is what the history holds in front of it, and refuses to
+    build a request that would send it under a changed prefix or with changed instructions or
+    tools (:class:`~hydrangea.errors.PrefixBindingError`, before anything is sent). With
+    ``broken_reasoning="drop"`` such reasoning is left out instead, consistently.
     """
 
     __slots__ = (
         "_adapter",
+        "_binding",
         "_detach_starts",
         "_gateway",
         "_ids",
@@ -95,9 +106,16 @@ class Context(Sequence[NativeContent]):
         "_usage",
     )
 
-    def __init__(self, gateway: GatewayType, items: Iterable[NativeContent] = ()) -> None:
+    def __init__(
+        self,
+        gateway: GatewayType,
+        items: Iterable[NativeContent] = (),
+        *,
+        broken_reasoning: BrokenReasoning = "error",
+    ) -> None:
         self._gateway = GatewayType(gateway)
         self._adapter = adapter_for(self._gateway)
+        self._binding = BindingGuard(self._adapter, broken_reasoning)
         self._items: list[NativeContent] = []
         self._models: list[str | None] = []
         self._detach_starts: list[int] = []
@@ -272,6 +290,7 @@ class Context(Sequence[NativeContent]):
                 self._ids.truncate(start)
                 raise
         self._mark_sent(len(self._items))
+        self._binding.pushed(self._items, start)
         if reported is not None:
             self._usage.record(reported, start)
 
@@ -362,6 +381,7 @@ class Context(Sequence[NativeContent]):
             del self._models[start:]
             self._detach_starts.append(start)
             self._sent = min(self._sent, start)
+            self._binding.detached(start)
         _log.debug("detached %d items from index %d", len(detached), start)
         return detached
 
@@ -390,8 +410,14 @@ class Context(Sequence[NativeContent]):
         (:mod:`hydrangea.context._compose`), so the result goes to the SDK call as it is.
         """
         source: Sequence[NativeContent] = self._items if items is None else items
+        head = head_of(options)
         if items is None:
             self._mark_sent(len(self._items))
+        if model is None:
+            drop = self._binding.check(len(source), head)
+            if drop is not None:
+                source = self._without_bound(source, drop)
+                items = source  # built from scratch below
         if model is not None:
             produced = {
                 id(item): made
@@ -406,6 +432,12 @@ class Context(Sequence[NativeContent]):
             built = cached_anthropic_kwargs(self._adapter, source, caching=caching)
         else:
             built = self._adapter.build_request(source)
+        if model is not None:
+            self._binding.built_elsewhere()
+        elif items is None:
+            self._binding.built(len(self._items), (), head)
+        else:
+            self._binding.built(0, tuple(items), head)
         kwargs = compose_request(self._gateway, built, options)
         if model is not None:
             kwargs["model"] = model
@@ -438,7 +470,14 @@ class Context(Sequence[NativeContent]):
         """
         if not 0 <= stable <= len(self._items):
             raise IndexError(f"stable {stable} is outside 0..{len(self._items)}")
+        drop = self._binding.check(stable + len(tail), None)
         self._mark_sent(stable)
+        self._binding.built(stable, tuple(tail) if tail else (), None)
+        if drop is not None:
+            source = self._without_bound([*self._items[:stable], *tail], drop)
+            if self._gateway is GatewayType.anthropic:
+                return cached_anthropic_kwargs(self._adapter, source, caching=caching)
+            return self._adapter.build_request(source)
         cache = self._requests
         with cache.lock:
             cache.sync(self.detached_from(cache.seen), self.detaches)
@@ -451,6 +490,22 @@ class Context(Sequence[NativeContent]):
                 memo=cache.memo, cut_items=cuts,
                 shared_of=lambda boundary: cache.shared_messages(self._items, boundary, built),
             ))
+
+    def _without_bound(
+        self, source: Sequence[NativeContent], start: int
+    ) -> list[NativeContent]:
+        """``source`` with the bound reasoning of items ``start`` onward left out (the drop
+        policy: what the providers' own drop mode would leave out)."""
+        adapter = self._adapter
+        out: list[NativeContent] = list(source[:start])
+        for item in source[start:]:
+            if adapter.binds_prefix(item):
+                kept = adapter.for_other_model(item)
+                if kept is not None:
+                    out.append(kept)
+            else:
+                out.append(item)
+        return out
 
     # -- persistence -------------------------------------------------------------------------
 

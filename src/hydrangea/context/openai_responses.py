@@ -275,6 +275,10 @@ class OpenAIResponsesAdapter(Adapter):
         and built-in tool items have no generic form and give ``[]``."""
         return read_responses_item(item)
 
+    def binds_prefix(self, item: NativeContent) -> bool:
+        """True for a ``reasoning`` item: after a change before it, it is dropped."""
+        return item.get("type") == "reasoning"
+
     def for_other_model(self, item: NativeContent) -> NativeContent | None:
         """A ``reasoning`` item (its ``encrypted_content`` and id belong to the model that
         reasoned) is left out of a request for another model."""

@@ -233,7 +233,9 @@ class Lifecycle:
         component found by its tags can be updated or deleted. A taken key raises
         :class:`~hydrangea.lifecycle.DuplicateKeyError` unless ``replace=True``: the new
         component then takes the old one's place in the overlay order and its schedule starts
-        afresh.
+        afresh. A component in its last episode stays readable (``get``, ``in``, the explorer)
+        until the next render, while the latest request still shows it; adding a component
+        under its key meanwhile takes the key over without ``replace``.
         """
         if not isinstance(component, Component):
             raise InvalidComponentError(f"expected a Component, got {type(component).__name__}")
@@ -246,6 +248,11 @@ class Lifecycle:
                     f"{key!r} (an assigned key can only be used to replace its component)"
                 )
         natives = self._convert(component.content)
+        if key is not None and not replace:
+            finished = [e for e in self._expiring if e.key == key]
+            if finished:  # it was sent for the last time: its key can be taken over
+                self._table.expire(finished)
+                self._expiring = tuple(e for e in self._expiring if e.key != key)
         return self._table.put(component, natives, self._episode, replace=replace)
 
     def update(
@@ -279,6 +286,7 @@ class Lifecycle:
             entry.sent = None  # new content: sent again even under Resend.when_changed
         if restart:
             entry.start = self._episode
+            self._expiring = tuple(e for e in self._expiring if e is not entry)
         return updated
 
     def delete(self, key: str) -> Component:
