@@ -43,21 +43,30 @@ def test_tree_shows_areas_history_overlay_and_next_changes() -> None:
     assert lc.episode == 2
     text = explorer.render_text(width=140)
     for expected in [
-        "Context openai: 4 items, episode 2",
-        "Probe [1, 1] retain/yielded",
-        "[1] user: step [one]",
-        "[2] user: User is Alice  (component 'name')",
-        "[3] assistant: hi there",
+        "Context openai: 11 items, episode 2",
+        "Probe [2, 2] retain/yielded",
+        "[0] user: hint  (component 'hint', sent in episode 0)",  # before the newest item
+        "[1] user: hello",
+        "[2] user: step [one]",
+        "[3] user: User is Alice  (component 'name')",
+        "[7] assistant: hi there",
+        # episode 1 was never answered: what it sent was taken back; episode 2 sent anew
+        "[8] user: alert  (component 'alert', sent in episode 2)",
+        "[10] user: Mode: research  (component 'mode', sent in episode 2)",
+        "Sent in episode 2 (the before components at 8)",
         "alert before stage 1: alert",
         "checkin: cyclic ttl=2 cadence=5 (after) — reappears at episode 5",
         "mode: sticky (after) — stays in every episode",
         "alert: staged [after:2, before:3, after:∞] x1 — moves to stage 2 (after) at episode 5",
-        "hint before: hint",  # in the overlay of its last episode ...
-        "name: permanent tags=['user'] — in the history at index 2",
+        "hint before: hint",  # sent in its last episode ...
+        "hint: temporary ttl=3 (before) — expires after episode 2",  # ... and still listed
+        "name: permanent tags=['user'] — in the history at index 3",
         "Snapshots: 1",
     ]:
         assert expected in text, expected
-    assert "hint: temporary" not in text  # ... and forgotten after it: its key is free
+    assert "sent in episode 1" not in text
+    explorer.step()
+    assert "hint: temporary" not in explorer.render_text(width=140)  # forgotten after it
 
 
 def state(component: Component, start: int) -> ComponentState:
@@ -98,7 +107,7 @@ def test_explore_a_saved_session_and_a_saved_context(tmp_path: Path) -> None:
     lc.context.save(context_path)
     out = io.StringIO()
     explore_file(context_path, Console(file=out, width=140, color_system=None))
-    assert "[0] user: hello" in out.getvalue()
+    assert "[1] user: hello" in out.getvalue()
     assert "Components" not in out.getvalue()
     bad = tmp_path / "bad.json"
     bad.write_text('{"format": "other"}', encoding="utf-8")

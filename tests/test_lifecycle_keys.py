@@ -42,11 +42,13 @@ class Model:
         self.order: dict[str, int] = {}
         self.text: dict[str, str] = {}
         self.next_order = 0
+        self.finishing: set[str] = set()  # sent for the last time: readable until the next render
 
     def put(self, key: str, spec: Spec, episode: int, text: str) -> None:
         self.timeline[key] = list(islice(oracle_phases(spec), HORIZON))
         self.start[key] = episode
         self.text[key] = text
+        self.finishing.discard(key)
         if key not in self.order:
             self.order[key] = self.next_order
             self.next_order += 1
@@ -54,8 +56,11 @@ class Model:
     def forget(self, key: str) -> None:
         for table in (self.timeline, self.start, self.order, self.text):
             del table[key]
+        self.finishing.discard(key)
 
     def expected(self, episode: int) -> list[tuple[str, str, Phase]]:
+        for key in list(self.finishing):  # forgotten as the render began
+            self.forget(key)
         shown: list[tuple[int, int, str, str, Phase]] = []
         for key in list(self.timeline):
             k = episode - self.start[key]
@@ -64,7 +69,10 @@ class Model:
                 rank = 0 if phase[0] == "before" else 1
                 shown.append((rank, self.order[key], key, self.text[key], phase))
             if all(p is None for p in self.timeline[key][k + 1 :]):
-                self.forget(key)  # its lifecycle has ended: the key is free from now on
+                if phase is None:
+                    self.forget(key)  # ended unseen: the key is free from now on
+                else:
+                    self.finishing.add(key)  # the latest request shows it: free at the next
         return [(key, text, phase) for _, _, key, text, phase in sorted(shown)]
 
 
@@ -80,7 +88,7 @@ def test_keys_replace_update_delete_follow_the_model(
             present = key in model.timeline
             assert (key in lc) == present
             if op == "add":
-                if present:
+                if present and key not in model.finishing:
                     with pytest.raises(DuplicateKeyError):
                         lc.add(build(spec, key))
                 else:
@@ -101,6 +109,7 @@ def test_keys_replace_update_delete_follow_the_model(
                 model.text[key] = text
                 if restart:
                     model.start[key] = episode
+                    model.finishing.discard(key)
         lc.context.emplace_message(Message(role=Role.user, content=f"user {episode}"))
         request = lc.render()
         got = [

@@ -28,6 +28,7 @@ def test_every_request_shows_exactly_the_visible_components(all_specs: list[Spec
                 oracles[key] = oracle_phases(spec)
                 order.append(key)
         context.emplace_message(Message(role=Role.user, content=f"user {episode}"))
+        history = [m["content"] for m in context]  # what was sent is history: kept as it is
         request = lc.render()
         assert request.episode == episode
         expected: dict[str, list[str]] = {"before": [], "after": []}
@@ -40,7 +41,6 @@ def test_every_request_shows_exactly_the_visible_components(all_specs: list[Spec
         assert request.overlay_keys == tuple(expected["before"] + expected["after"])
         for item in request.overlay:
             assert (item.phase.placement.value, item.phase.stage) == expected_phases[item.key]
-        history = [m["content"] for m in context]
         want = (
             history[:-1]
             + [f"<{k}>" for k in expected["before"]]
@@ -48,6 +48,7 @@ def test_every_request_shows_exactly_the_visible_components(all_specs: list[Spec
             + [f"<{k}>" for k in expected["after"]]
         )
         assert [m["content"] for m in request.items] == want
+        assert [m["content"] for m in context] == want
         context.emplace_message(Message(role=Role.assistant, content=f"reply {episode}"))
 
 

@@ -21,16 +21,28 @@ class ModelTurn:
 
 
 def model_turns(request: LifecycleRequest) -> list[ModelTurn]:
-    """Walk the request's items in order: an overlay run belongs to the history item it stands
-    before; a run at the very end belongs to the newest item. Newest first."""
+    """Walk the request's items in order: the run of items each component of this episode sent
+    (told by its content) belongs to the history item it stands before; a run with no item
+    after it belongs to the newest item. Newest first."""
+    items = list(request.items)
+    runs: list[tuple[int, OverlayItem]] = []  # (where its items start, the component)
+    cursor = len(items)
+    for entry in reversed(request.after):  # the after components end the request
+        cursor -= len(entry.items)
+        runs.append((cursor, entry))
+    at = request.anchor
+    for entry in request.before:
+        runs.append((at, entry))
+        at += len(entry.items)
     owner: dict[int, OverlayItem] = {}
-    for entry in request.overlay:
-        for native in entry.items:
-            owner[id(native)] = entry
+    for begin, entry in runs:
+        for offset, native in enumerate(entry.items):
+            assert items[begin + offset] == native  # sent exactly as the component holds it
+            owner[begin + offset] = entry
     pending: list[OverlayItem] = []
     found: list[ModelTurn] = []
-    for native in request.items:
-        overlay_entry = owner.get(id(native))
+    for index, native in enumerate(items):
+        overlay_entry = owner.get(index)
         if overlay_entry is not None:
             if not pending or pending[-1] is not overlay_entry:
                 pending.append(overlay_entry)
@@ -75,12 +87,12 @@ def test_selectors_agree_with_the_model(gateway: GatewayType, plan: list[tuple[o
         got = turns(request)
         assert [t.depth for t in got] == list(range(len(expected)))
         for turn, model in zip(got, expected, strict=True):
-            assert turn.item is model.item
+            assert turn.item == model.item
             assert list(turn.attached) == model.attached
         depth = data.draw(st.integers(0, len(expected) - 1))
         model = expected[depth]
         assert select(request, f"d{depth}") == Turn(depth, model.item, tuple(model.attached))  # type: ignore[arg-type]
-        assert select(request, f"d{depth}, 0") is model.item
+        assert select(request, f"d{depth}, 0") == model.item
         for position, entry in enumerate(model.attached, start=1):
             assert select(request, f"d{depth},{position}") is entry
             assert select(request, f"d{depth}, {position}, 0") is entry.items[0]

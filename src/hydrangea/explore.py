@@ -2,7 +2,7 @@
 
 It shows the areas of a CoopContext with their states and EffectRanges, the history items
 (abbreviated), the cache reuse predicted for the latest request next to the usage the provider
-reported for the responses pushed, the overlay of the latest request, and what each lifecycle
+reported for the responses pushed, the components the latest episode sent, and what each lifecycle
 component does next
 ("expires after episode 7", "reappears at episode 10", "moves to stage 2 at episode 4").
 ``rich`` is needed only here, and only when a tree is built (the ``cli`` extra).
@@ -139,7 +139,7 @@ class Explorer:
         self._history(_add(root, "History"), lc)
         self._cache(_add(root, "Cache"), lc)
         if lc is not None:
-            self._overlay(_add(root, "Overlay"), lc)
+            self._overlay(_add(root, "Sent"), lc)
             self._components(_add(root, "Components"), lc)
             ids = lc.history.ids()
             snaps = _add(root, f"Snapshots: {len(ids)}")
@@ -215,7 +215,10 @@ class Explorer:
             for state in lc.states():
                 if state.committed is not None:
                     for index in range(*state.committed):
-                        owners[index] = state.key
+                        owners[index] = f"component {state.key!r}"
+            for sending in lc.sendings():
+                for index in range(sending.start, sending.end):
+                    owners[index] = f"component {sending.key!r}, sent in episode {sending.episode}"
         size = len(context)
         shown = (
             list(range(size))
@@ -228,7 +231,7 @@ class Explorer:
                 continue
             item = context[index]
             role = item.get("role") or item.get("type") or "?"
-            owner = f"  (component {owners[index]!r})" if index in owners else ""
+            owner = f"  ({owners[index]})" if index in owners else ""
             _add(node, f"[{index}] {role}: {_short(context.adapter.item_text(item))}{owner}")
 
     def _overlay(self, node: Tree, lc: Lifecycle) -> None:
@@ -239,7 +242,7 @@ class Explorer:
             _add(node, "(no render yet)")
             return
         node.label = Text(
-            f"Overlay of episode {request.episode} (before goes in at {request.anchor})"
+            f"Sent in episode {request.episode} (the before components at {request.anchor})"
         )
         if not request.overlay:
             _add(node, "(empty)")

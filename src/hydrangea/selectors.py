@@ -6,17 +6,18 @@ and positions 1 and up are the components attached to it. This module reads a
 :class:`~hydrangea.lifecycle.LifecycleRequest` the same way, so code and notes written against
 egregore's coordinates keep their meaning:
 
-* a **turn** is one item of the request's history (the append-only part), newest at depth 0;
-* position 0 of a turn is that item; positions 1, 2 ... are the lifecycle components of the
-  request's overlay attached to that turn, in request order (the overlay is placed at the tail,
-  so only the turn it is placed at has attachments);
+* a **turn** is one item of the request's history, newest at depth 0, except the items of the
+  components this request's episode sent (they are history too, but are attached instead);
+* position 0 of a turn is that item; positions 1, 2 ... are the components the episode sent,
+  attached to the turn they were placed in front of (``before``) or after (``after``: the
+  newest turn), in request order;
 * an offset picks one content block of the item (position 0: its ``content`` or ``parts``
   list) or one native item of the component (positions 1 and up).
 
 Selectors only read. egregore's ``pact_insert`` / ``pact_update`` / ``pact_delete`` edit deep
-history in place, which would change the prefix a provider cached; here components are added,
-updated and deleted by key on the :class:`~hydrangea.lifecycle.Lifecycle` and always render at
-the tail (see the docs page "Coming from egregore").
+history in place, which would change the prefix a provider bound a reply's reasoning to; here
+components are added, updated and deleted by key on the :class:`~hydrangea.lifecycle.Lifecycle`
+and are sent at the end of the history (see the docs page "Coming from egregore").
 """
 
 from __future__ import annotations
@@ -84,19 +85,31 @@ def parse_selector(selector: str) -> Coordinates:
 def turns(request: LifecycleRequest) -> tuple[Turn, ...]:
     """Every turn of ``request``, newest (depth 0) first."""
     history = request.history
-    if not history:
-        return ()
-    # the overlay is attached to the turn it is placed before ("before") or after ("after")
-    before_turn = min(request.anchor, len(history) - 1)
+    if request.in_history:
+        before_size = sum(len(entry.items) for entry in request.before)
+        after_size = sum(len(entry.items) for entry in request.after)
+        start, end = request.anchor, request.anchor + before_size
+        own = [i for i in range(len(history)) if not start <= i < end]
+        own = own[: len(own) - after_size] if after_size else own
+        if not own:
+            return ()
+        # the before run is attached to the first turn after it (the newest, if none follows)
+        before_turn = next((n for n, i in enumerate(own) if i >= end), len(own) - 1)
+    else:  # a request read from a version-0.1 file: its components were not history
+        own = list(range(len(history)))
+        if not own:
+            return ()
+        before_turn = min(request.anchor, len(history) - 1)
     out: list[Turn] = []
-    for depth in range(len(history)):
-        index = len(history) - 1 - depth
+    newest = len(own) - 1
+    for depth in range(len(own)):
+        number = newest - depth
         attached: tuple[OverlayItem, ...] = ()
-        if index == before_turn:
+        if number == before_turn:
             attached += request.before
-        if index == len(history) - 1:
+        if number == newest:
             attached += request.after
-        out.append(Turn(depth, history[index], attached))
+        out.append(Turn(depth, history[own[number]], attached))
     return tuple(out)
 
 
@@ -104,10 +117,10 @@ def select(request: LifecycleRequest, selector: str) -> Turn | NativeContent | O
     """What ``selector`` addresses in ``request``: a :class:`Turn` (``"d1"``), an item or an
     attached component (``"d0, 1"``), or one block of either (``"d0, 0, 2"``)."""
     where = parse_selector(selector)
-    history = request.history
-    if where.depth >= len(history):
-        raise SelectorError(f"the request has {len(history)} turns, so no d{where.depth}")
-    turn = turns(request)[where.depth]
+    every = turns(request)
+    if where.depth >= len(every):
+        raise SelectorError(f"the request has {len(every)} turns, so no d{where.depth}")
+    turn = every[where.depth]
     if where.position is None:
         return turn
     chosen = turn.position(where.position)

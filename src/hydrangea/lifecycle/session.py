@@ -54,7 +54,7 @@ from hydrangea.lifecycle.table import ComponentTable, Entry, Plan, check_mutable
 from hydrangea.lifecycle.visibility import Phase, next_change, periodic, visible_at
 from hydrangea.message import Message
 
-__all__ = ["Lifecycle", "Resend"]
+__all__ = ["Lifecycle", "Resend", "Sending"]
 
 _log = logging.getLogger(__name__)
 
@@ -69,6 +69,16 @@ class Resend(StrEnum):
     """Sent once, and again only after its content changed (``update``, ``add(replace=True)``)
     or after its earlier sending left the history (a collection cut it, or it was taken back
     unanswered): the cheapest, but the reminder drifts away from the newest turn."""
+
+
+@dataclass(frozen=True, slots=True)
+class Sending:
+    """One component as one episode sent it: its items are history ``[start, end)``."""
+
+    key: str
+    episode: int
+    start: int
+    end: int
 
 
 @dataclass(slots=True)
@@ -119,6 +129,7 @@ class Lifecycle:
         "_resend",
         "_rendering",
         "_seals",
+        "_sendings",
         "_session",
         "_snapshots",
         "_table",
@@ -156,6 +167,7 @@ class Lifecycle:
                 f"resend must be one of {', '.join(r.value for r in Resend)}, got {resend!r}"
             ) from None
         self._own_tail: tuple[int, int, int] | None = None  # sent, unanswered: [start, end)
+        self._sendings: list[Sending] = []
         self._expiring: tuple[Entry, ...] = ()
 
     # -- reading -----------------------------------------------------------------------------
@@ -189,6 +201,13 @@ class Lifecycle:
     def history(self) -> SnapshotHistory:
         """Sealed snapshots (``history.at_snapshot(id)``)."""
         return SnapshotHistory(self._snapshots)
+
+    def sendings(self) -> tuple[Sending, ...]:
+        """Where the components were sent: one record per component per episode that sent it,
+        oldest first, for the items still in the history (what a collection cut or a render
+        took back unanswered is gone from here too). Permanent components are in
+        :meth:`states` (``committed``)."""
+        return tuple(self._sendings)
 
     def __contains__(self, key: object) -> bool:
         return isinstance(key, str) and key in self._table.entries
@@ -355,6 +374,7 @@ class Lifecycle:
         place its ``before`` components (see :meth:`_before_at`)."""
         context = self.context
         self._withdraw(context)
+        self._take_back_detached()  # catch up with the withdrawal and any detach since
         self._expire_finished()
         before, after, gone = self._schedule(self._episode)
         episode = _Episode(before, after, gone, len(context), context.detaches, False)
@@ -366,6 +386,7 @@ class Lifecycle:
                     self._send(context, before)
                 else:
                     context.move_unsent(at, items)
+                    self._take_back_detached()  # (the move is a detach: catch up with it)
                     self._mark_sent_entries(before, at, context.detaches)
                 episode.length = at
                 episode.detaches = context.detaches
@@ -378,7 +399,7 @@ class Lifecycle:
         about to render); ``None`` when that point would split a tool exchange (they then go
         at the end, after the areas' output)."""
         adapter = context.adapter
-        floor = context.sent
+        floor = max(context.sent, self._owned_end())
         renderer = self._renderer
         if isinstance(renderer, CoopContext):
             floor = max(floor, renderer.ranges_end())
@@ -391,13 +412,25 @@ class Lifecycle:
             return None
         return at
 
+    def _owned_end(self) -> int:
+        """One past the last item the lifecycle itself appended (components sent, permanent
+        ones committed): nothing is placed in front of them."""
+        end = self._sendings[-1].end if self._sendings else 0
+        committed = self._table.committed
+        if committed and committed[-1].committed is not None:
+            end = max(end, committed[-1].committed[1])
+        return end
+
     def _mark_sent_entries(
         self, items: tuple[OverlayItem, ...], begin: int, detaches: int
     ) -> None:
+        at = begin
         for item in items:
             entry = self._table.entries.get(item.key)
             if entry is not None:
                 entry.sent = (begin, detaches)
+            self._sendings.append(Sending(item.key, self._episode, at, at + len(item.items)))
+            at += len(item.items)
 
     def _abandon_episode(self, episode: _Episode) -> None:
         """The renderer raised: the episode's ``before`` components go while nothing follows."""
@@ -545,6 +578,8 @@ class Lifecycle:
         if detached_from is None:
             return
         self._earlier = tuple(n for n in self._earlier if n <= detached_from)
+        while self._sendings and self._sendings[-1].end > detached_from:
+            self._sendings.pop()
         self._boundaries = {n: m for n, m in self._boundaries.items() if n <= detached_from}
         committed = self._table.committed
         while committed:
