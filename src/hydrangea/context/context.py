@@ -125,6 +125,7 @@ class Context(Sequence[NativeContent]):
         self._ids_seen = 0  # the detach count the tally has caught up with
         self._sent = 0
         self.extend(items)
+        self._sent = len(self._items)  # what a Context starts from is history
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -525,6 +526,7 @@ class Context(Sequence[NativeContent]):
         models = {str(i): made for i, made in enumerate(self._models) if made is not None}
         if models:
             document["models"] = models
+
         return _json.dumps(document)
 
     @classmethod
@@ -579,6 +581,7 @@ class Context(Sequence[NativeContent]):
             adapter.check_output(canonical)
         context._items = items
         context._models = [None] * len(items)
+        context._sent = len(items)  # a saved history was sent: nothing goes in front of it
         return context
 
     def save(self, path: str | Path) -> None:

@@ -20,7 +20,9 @@ from hydrangea.context.native import NativeContent
 from hydrangea.gateway import GatewayType
 from hydrangea.lifecycle.visibility import Phase
 
-__all__ = ["HistoryLog", "HistoryView", "LifecycleRequest", "OverlayItem", "Snapshot"]
+__all__ = [
+    "HistoryLog", "HistoryView", "LifecycleRequest", "OverlayItem", "Sending", "Snapshot",
+]
 
 
 @dataclass(eq=False, slots=True)
@@ -105,6 +107,16 @@ class OverlayItem:
     phase: Phase
     items: tuple[NativeContent, ...]
     """The component's native items (shared between requests; never mutate them)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Sending:
+    """One component as one episode sent it: its items are history ``[start, end)``."""
+
+    key: str
+    episode: int
+    start: int
+    end: int
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -25,6 +25,7 @@ from hydrangea.lifecycle.history import (
     LifecycleRequest,
     OverlayItem,
     Segment,
+    Sending,
     Snapshot,
 )
 from hydrangea.lifecycle.table import Entry
@@ -165,6 +166,27 @@ class _Interner:
         ]
 
 
+def sending_state(lc: Lifecycle) -> dict[str, Any]:
+    """What the session knows of the components it sent: each sending's place, the run the
+    latest render sent if nothing answered it yet (taken back at the next render), where each
+    component's content was last sent, and the components in their last episode."""
+    tail = lc._own_tail
+    return {
+        "sendings": [[s.key, s.episode, s.start, s.end] for s in lc._sendings],
+        "unanswered": (
+            list(tail[:2])
+            if tail is not None and tail[2] == lc.context.detaches and tail[1] == len(lc.context)
+            else None
+        ),
+        "sent_at": {
+            e.key: e.sent[0] for e in lc._table.entries.values()
+            if e.sent is not None and lc._still_sent(e)
+        },
+        "expiring": [e.key for e in lc._expiring],
+        "context_sent": lc.context.sent,
+    }
+
+
 def dump(lc: Lifecycle) -> dict[str, Any]:
     """The JSON document of a session (see the module docstring for what it holds)."""
     interner = _Interner()
@@ -195,6 +217,7 @@ def dump(lc: Lifecycle) -> dict[str, Any]:
         "natives": interner.native_docs,
         "snapshots": snapshots,
         "last": last,
+        "sending": sending_state(lc),
     }
 
 
@@ -339,6 +362,47 @@ class _Parsed:
             raise _bad(f"the latest request is of episode {self.last.episode}, not the last one")
         if self.last is None and self.episode != 0:
             raise _bad(f"episode {self.episode} but no latest request")
+        self.sending = self._sending(doc.get("sending"))
+
+    def _sending(self, data: object) -> tuple[list[Sending], tuple[int, int] | None,
+                                              dict[str, int], list[str]]:
+        """The ``sending`` block (absent in files written before components were history)."""
+        if data is None:
+            return [], None, {}, []  # (the Context's items count as sent)
+        doc = _object(data, "sending")
+        size = len(self.context)
+        keys = {entry.key for entry in self.entries if entry.component.ephemeral}
+        sendings: list[Sending] = []
+        for n, raw in enumerate(_field(doc, "sendings", list, "sending")):
+            if not (isinstance(raw, list) and len(raw) == 4 and isinstance(raw[0], str)
+                    and all(type(v) is int for v in raw[1:])):
+                raise _bad(f"sending {n} is {raw!r}, not [key, episode, start, end]")
+            key, episode, start, end = raw
+            if not (0 <= episode <= self.episode and 0 <= start < end <= size):
+                raise _bad(f"sending {n} ({raw!r}) does not fit the session")
+            if sendings and start < sendings[-1].end:
+                raise _bad(f"sending {n} overlaps the one before it")
+            sendings.append(Sending(key, episode, start, end))
+        tail: tuple[int, int] | None = None
+        unanswered = doc.get("unanswered")
+        if unanswered is not None:
+            if not (isinstance(unanswered, list) and len(unanswered) == 2
+                    and all(type(v) is int for v in unanswered)
+                    and 0 <= unanswered[0] < unanswered[1] == size):
+                raise _bad(f"'unanswered' {unanswered!r} is not the end of the history")
+            tail = (unanswered[0], unanswered[1])
+        sent_at = _field(doc, "sent_at", dict, "sending")
+        for key, position in sent_at.items():
+            if key not in keys or type(position) is not int or not 0 <= position < size:
+                raise _bad(f"'sent_at' {key!r}: {position!r} is not a component's place")
+        expiring = _field(doc, "expiring", list, "sending")
+        if not all(isinstance(key, str) and key in keys for key in expiring):
+            raise _bad(f"'expiring' {expiring!r} names a component the session does not hold")
+        sent = doc.get("context_sent", size)
+        if type(sent) is not int or not 0 <= sent <= size:
+            raise _bad(f"'context_sent' {sent!r} is not a length of the history")
+        self.context._sent = sent
+        return sendings, tail, sent_at, expiring
 
     def _entry(self, n: int, data: object) -> Entry:
         where = f"component {n}"
@@ -447,6 +511,14 @@ class _Parsed:
         table.committed = self.committed
         lc._snapshots.update(self.snapshots)
         lc._last = self.last
+        sendings, tail, sent_at, expiring = self.sending
+        detaches = lc.context.detaches
+        lc._sendings = sendings
+        lc._seen = detaches
+        lc._own_tail = None if tail is None else (*tail, detaches)
+        for key, position in sent_at.items():
+            table.entries[key].sent = (position, detaches)
+        lc._expiring = tuple(table.entries[key] for key in expiring)
 
 
 def _list(doc: dict[str, Any], name: str) -> list[Any]:

@@ -47,7 +47,13 @@ from hydrangea.errors import ContextStateError
 from hydrangea.gateway import GatewayType
 from hydrangea.lifecycle.component import AUTO_KEY_PREFIX, Component, Placement
 from hydrangea.lifecycle.errors import InvalidComponentError, InvalidTargetError
-from hydrangea.lifecycle.history import HistoryLog, LifecycleRequest, OverlayItem, Snapshot
+from hydrangea.lifecycle.history import (
+    HistoryLog,
+    LifecycleRequest,
+    OverlayItem,
+    Sending,
+    Snapshot,
+)
 from hydrangea.lifecycle.placement import before_newest
 from hydrangea.lifecycle.records import ComponentState, PlainRenderer, Renderer, SnapshotHistory
 from hydrangea.lifecycle.table import ComponentTable, Entry, Plan, check_mutable
@@ -69,16 +75,6 @@ class Resend(StrEnum):
     """Sent once, and again only after its content changed (``update``, ``add(replace=True)``)
     or after its earlier sending left the history (a collection cut it, or it was taken back
     unanswered): the cheapest, but the reminder drifts away from the newest turn."""
-
-
-@dataclass(frozen=True, slots=True)
-class Sending:
-    """One component as one episode sent it: its items are history ``[start, end)``."""
-
-    key: str
-    episode: int
-    start: int
-    end: int
 
 
 @dataclass(slots=True)
@@ -129,6 +125,7 @@ class Lifecycle:
         "_resend",
         "_rendering",
         "_seals",
+        "_seen",
         "_sendings",
         "_session",
         "_snapshots",
@@ -168,6 +165,7 @@ class Lifecycle:
             ) from None
         self._own_tail: tuple[int, int, int] | None = None  # sent, unanswered: [start, end)
         self._sendings: list[Sending] = []
+        self._seen = self._renderer.context.detaches  # the detaches _sendings caught up with
         self._expiring: tuple[Entry, ...] = ()
 
     # -- reading -----------------------------------------------------------------------------
@@ -574,12 +572,16 @@ class Lifecycle:
         They go back to the pending table (in their original order: committed entries are in
         ``seq`` order), so the next successful render appends them after the areas' output.
         """
-        detached_from = self._log.sync(self.context)
+        context = self.context
+        moved = context.detached_from(self._seen)
+        self._seen = context.detaches
+        if moved is not None:  # (the log below knows only what it had synced)
+            while self._sendings and self._sendings[-1].end > moved:
+                self._sendings.pop()
+        detached_from = self._log.sync(context)
         if detached_from is None:
             return
         self._earlier = tuple(n for n in self._earlier if n <= detached_from)
-        while self._sendings and self._sendings[-1].end > detached_from:
-            self._sendings.pop()
         self._boundaries = {n: m for n, m in self._boundaries.items() if n <= detached_from}
         committed = self._table.committed
         while committed:

@@ -303,4 +303,5 @@ def _lifecycle_state(lc: Lifecycle, marks: Marks, writer: _SegmentWriter) -> dic
         "components": components,
         "committed_order": [e.key for e in table.committed],
         "last": last_doc,
+        "sending": persist.sending_state(lc),
     }

@@ -170,6 +170,7 @@ def _load_lifecycle(  # noqa: PLR0917 - private, called once
             "natives": natives,
             "snapshots": snapshots,
             "last": None if doc.get("last") is None else request(doc["last"]),
+            "sending": doc.get("sending"),
         }
     except (KeyError, TypeError, ValueError) as exc:
         if isinstance(exc, HydrangeaError):
