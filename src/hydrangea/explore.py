@@ -191,9 +191,13 @@ class Explorer:
         context = self.context
         request = lc.last_request if lc is not None else None
         items = request.items if request is not None else context[:]
-        stable = request.stable if request is not None else len(items)
+        if request is None:
+            stable = len(items)
+        else:  # what the request before it sent, it repeats: the part a provider has cached
+            stable = min(request.earlier_stable[0], len(items)) if request.earlier_stable else 0
         share = predicted_cache_share(context.adapter, items, stable)
-        _add(node, f"predicted: {share:.0%} of the latest request is stable prefix (cacheable)")
+        _add(node, f"predicted: {share:.0%} of the latest request repeats an earlier one "
+                   "(cacheable)")
         log = context.usage
         if not len(log):
             _add(node, "reported: no response with usage pushed yet")
