@@ -392,16 +392,16 @@ class Lifecycle:
         return episode
 
     def _before_at(self, context: Context) -> int | None:
-        """Where this episode's ``before`` components go: in front of the newest item that no
-        request has covered and no area owns (or at the end, in front of what the areas are
-        about to render); ``None`` when that point would split a tool exchange (they then go
-        at the end, after the areas' output)."""
+        """Where this episode's ``before`` components go: with a CoopContext, at the end, in
+        front of what the areas are about to render; on a bare Context, in front of the newest
+        item that no request has covered (nor the lifecycle appended). ``None`` when that point
+        would split a tool exchange (they then go at the end, after the areas' output)."""
         adapter = context.adapter
-        floor = max(context.sent, self._owned_end())
-        renderer = self._renderer
-        if isinstance(renderer, CoopContext):
-            floor = max(floor, renderer.ranges_end())
-        at = max(before_newest(adapter, context), floor)
+        if isinstance(self._renderer, CoopContext):
+            at = len(context)  # in front of what the areas render next
+        else:
+            floor = max(context.sent, self._owned_end())
+            at = max(before_newest(adapter, context), floor)
         if at > 0 and at < len(context) and (
             adapter.opens_exchange(context[at - 1]) or adapter.closes_exchange(context[at])
         ):
