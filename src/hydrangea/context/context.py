@@ -191,8 +191,7 @@ class Context(Sequence[NativeContent]):
         return self._sent
 
     def _mark_sent(self, length: int) -> None:
-        if length > self._sent:
-            self._sent = length
+        self._sent = max(self._sent, length)
 
     def move_unsent(self, start: int, items: Sequence[NativeContent]) -> None:
         """Insert ``items`` (checked as :meth:`extend` checks) at ``start``, in front of items no

@@ -32,9 +32,9 @@ from __future__ import annotations
 import logging
 import secrets
 from collections.abc import Callable, Iterable, Iterator
-from pathlib import Path
 from dataclasses import dataclass
 from enum import StrEnum
+from pathlib import Path
 from typing import Literal, Protocol, assert_never, runtime_checkable
 
 from hydrangea import _spans
@@ -122,8 +122,8 @@ class Lifecycle:
         "_log",
         "_own_tail",
         "_renderer",
-        "_resend",
         "_rendering",
+        "_resend",
         "_seals",
         "_seen",
         "_sendings",
