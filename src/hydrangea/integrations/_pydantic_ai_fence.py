@@ -80,8 +80,8 @@ def fence_part(part: ModelRequestPart, trusted: frozenset[str]) -> ModelRequestP
     Fenced: returns of every tool not in ``trusted`` (retried ones too, when their content is
     the tool's own text), and retry feedback whose content is text (an output validator's
     ``ModelRetry`` message). Kept: trusted tools' returns, pydantic-ai's own tool-search and
-    capability returns, and validation-error lists (the model's own arguments, described by
-    pydantic).
+    capability returns and its fixed "no output" feedback, and validation-error lists (the
+    model's own arguments, described by pydantic).
     """
     if isinstance(part, ToolReturnPart):
         if isinstance(part, _FRAMEWORK_RETURNS) or part.tool_name in trusted:
@@ -93,7 +93,11 @@ def fence_part(part: ModelRequestPart, trusted: frozenset[str]) -> ModelRequestP
         if content == part.content:
             return part
         return dataclasses.replace(part, content=content)
-    if isinstance(part, RetryFeedbackPart) and isinstance(part.content, str):
+    if (
+        isinstance(part, RetryFeedbackPart)
+        and isinstance(part.content, str)
+        and part.retry.cause != "no_output"  # the framework's own fixed text
+    ):
         labels = {"item_id": RETRY_ID, "origin": RETRY_ORIGIN, "kind": "retry"}
         if is_fence_of(part.content, **labels):
             return part
