@@ -34,7 +34,11 @@ def dumped(messages: list[ModelMessage]) -> list[Any]:
 
 @dataclass
 class Recorder:
-    """Every request the model got, per conversation, with the parts it answered."""
+    """Every request the model got, per conversation, with the parts it answered.
+
+    The model calls ``fetch_page`` ``calls_per_turn`` times a turn, or N times when the
+    conversation's first prompt starts with ``"N:"``.
+    """
 
     calls_per_turn: int = 1
     requests: dict[str, list[list[Any]]] = field(default_factory=dict)
@@ -47,8 +51,14 @@ class Recorder:
         self.requests.setdefault(key, []).append(dumped(messages))
         calls = sum(isinstance(p, ToolReturnPart) for m in _since_prompt(messages)
                     for p in m.parts)
+        first = messages[0].parts[0] if isinstance(messages[0], ModelRequest) else None
+        wanted = self.calls_per_turn
+        if isinstance(first, UserPromptPart) and isinstance(first.content, str) and (
+            first.content[:1].isdigit() and first.content[1:2] == ":"
+        ):
+            wanted = int(first.content[0])  # "2: ..." asks for two tool calls a turn
         parts: list[ModelResponsePart]
-        if calls < self.calls_per_turn:
+        if calls < wanted:
             n = sum(len(v) for v in self.requests.values())
             parts = [ToolCallPart(tool_name="fetch_page", args={"url": "https://x.test"},
                                   tool_call_id=f"call-{n}")]

@@ -11,7 +11,14 @@ import subprocess
 import sys
 
 import pytest
-from pydantic_ai.messages import ModelMessagesTypeAdapter
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelMessagesTypeAdapter,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    UserPromptPart,
+)
 
 from hydrangea import Component
 from hydrangea.asof.fence import unfence
@@ -73,11 +80,17 @@ def test_every_request_of_a_multi_turn_tool_conversation_extends_the_one_before(
 def test_concurrent_runs_on_one_agent_keep_their_own_schedules() -> None:
     history = HistoryProcessor([Component(REMINDER, ttl=1, cadence=2),
                                 Component(NAME, ttl=None)])
-    recorder = Recorder(calls_per_turn=2)
+    recorder = Recorder()
     agent = make_agent(history, recorder, asynchronous=True)
 
     async def conversation(n: int) -> None:
-        result = await agent.run(f"Is ticket HW-{n} closed?")
+        # n tool calls a turn, after n earlier exchanges: the runs are out of step
+        earlier: list[ModelMessage] = []
+        for k in range(n):
+            earlier.append(ModelRequest(parts=[UserPromptPart(f"{n}: hello {k}")]))
+            earlier.append(ModelResponse(parts=[TextPart(f"hi {k}")]))
+        result = await agent.run(f"{n}: Is ticket HW-{n} closed?",
+                                 message_history=earlier or None)
         await agent.run("And the next one?", message_history=result.all_messages())
 
     async def main() -> None:
@@ -86,7 +99,8 @@ def test_concurrent_runs_on_one_agent_keep_their_own_schedules() -> None:
     asyncio.run(main())
     assert len(recorder.requests) == 4
     for key, requests in recorder.requests.items():
-        assert len(requests) == 6
+        calls = int(requests[0][0]["parts"][0]["content"][0])
+        assert len(requests) == 2 * (calls + 1)
         assert_prefix_kept(requests, recorder.replies[key])
         for episode, request in enumerate(requests):
             assert texts_of_newest(request, REMINDER) == (1 if episode % 2 == 0 else 0)
