@@ -150,9 +150,11 @@ def _ctx(conversation_id: str | None) -> RunContext[None]:
 
 def test_a_request_processed_again_unanswered_is_the_same_episode_and_fenced_once() -> None:
     history = HistoryProcessor([Component("Cite the ticket.", ttl=1, cadence=1)])
-    sent = [ModelRequest(parts=[UserPromptPart("Is HW-1 closed?")]),
-            ModelResponse(parts=[ToolCallPart("fetch_page", {"url": "u"}, tool_call_id="c1")]),
-            ModelRequest(parts=[ToolReturnPart("fetch_page", PAGE, tool_call_id="c1")])]
+    sent: list[ModelMessage] = [
+        ModelRequest(parts=[UserPromptPart("Is HW-1 closed?")]),
+        ModelResponse(parts=[ToolCallPart("fetch_page", {"url": "u"}, tool_call_id="c1")]),
+        ModelRequest(parts=[ToolReturnPart("fetch_page", PAGE, tool_call_id="c1")]),
+    ]
     first = history(_ctx("c"), list(sent))
     again = history(_ctx("c"), first)  # pydantic-ai kept the first output as the history
     fresh = history(_ctx("c"), list(sent))  # or the caller retried with the input it had
@@ -165,11 +167,13 @@ def test_a_request_processed_again_unanswered_is_the_same_episode_and_fenced_onc
 
 def test_a_request_already_sent_is_never_fenced_afterwards() -> None:
     history = HistoryProcessor()
-    sent = [ModelRequest(parts=[UserPromptPart("hi")]),
-            ModelResponse(parts=[ToolCallPart("fetch_page", {"url": "u"}, tool_call_id="c1")]),
-            ModelRequest(parts=[ToolReturnPart("fetch_page", PAGE, tool_call_id="c1")]),
-            ModelResponse(parts=[TextPart("done")]),
-            ModelRequest(parts=[UserPromptPart("thanks")])]
+    sent: list[ModelMessage] = [
+        ModelRequest(parts=[UserPromptPart("hi")]),
+        ModelResponse(parts=[ToolCallPart("fetch_page", {"url": "u"}, tool_call_id="c1")]),
+        ModelRequest(parts=[ToolReturnPart("fetch_page", PAGE, tool_call_id="c1")]),
+        ModelResponse(parts=[TextPart("done")]),
+        ModelRequest(parts=[UserPromptPart("thanks")]),
+    ]
     out = history(_ctx("c"), list(sent))
     assert dumped(out) == dumped(sent)  # an unfenced history stays as it was sent
 
@@ -207,7 +211,8 @@ def test_fencing_recovers_every_return_exactly_and_is_idempotent(
     value: Any, call_id: str, tool: str
 ) -> None:
     history = HistoryProcessor()
-    request = [ModelRequest(parts=[ToolReturnPart(tool, value, tool_call_id=call_id)])]
+    request: list[ModelMessage] = [
+        ModelRequest(parts=[ToolReturnPart(tool, value, tool_call_id=call_id)])]
     once = history(_ctx("p"), request)
     twice = HistoryProcessor()(_ctx("p"), once)
     assert dumped(twice) == dumped(once)

@@ -15,7 +15,7 @@ module renders it) is left as it is, so a message is never fenced twice, whoever
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import pydantic_core
 from pydantic_ai.messages import (
@@ -62,9 +62,24 @@ def is_fence_of(text: str, *, item_id: str, origin: str, kind: Literal["tool", "
     return fence_text(block.content, item_id=item_id, origin=origin, kind=kind) == text
 
 
-def _fence_value(value: object, labels: dict[str, Any]) -> object:
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Labels:
+    """The header fields of one part's fences."""
+
+    item_id: str
+    origin: str
+    kind: Literal["tool", "retry"]
+
+    def fence(self, text: str) -> str:
+        """``text`` fenced, unless it already is a fence with these labels."""
+        if is_fence_of(text, item_id=self.item_id, origin=self.origin, kind=self.kind):
+            return text
+        return fence_text(text, item_id=self.item_id, origin=self.origin, kind=self.kind)
+
+
+def _fence_value(value: object, labels: _Labels) -> object:
     if isinstance(value, str):
-        return value if is_fence_of(value, **labels) else fence_text(value, **labels)
+        return labels.fence(value)
     if is_multi_modal_content(value) or value is None or isinstance(value, bool | int | float):
         return value
     if isinstance(value, list | tuple):
@@ -88,18 +103,16 @@ def fence_part(part: ModelRequestPart, trusted: frozenset[str]) -> ModelRequestP
             return part
         if part.outcome == "retried" and not isinstance(part.content, str):
             return part
-        labels = {"item_id": part.tool_call_id, "origin": part.tool_name, "kind": "tool"}
-        content = _fence_value(part.content, labels)
+        content = _fence_value(part.content, _Labels(part.tool_call_id, part.tool_name, "tool"))
         if content == part.content:
             return part
-        return dataclasses.replace(part, content=content)
+        returned = cast("ToolReturnPart[Any]", part)
+        return dataclasses.replace(returned, content=content)
     if (
         isinstance(part, RetryFeedbackPart)
         and isinstance(part.content, str)
         and part.retry.cause != "no_output"  # the framework's own fixed text
     ):
-        labels = {"item_id": RETRY_ID, "origin": RETRY_ORIGIN, "kind": "retry"}
-        if is_fence_of(part.content, **labels):
-            return part
-        return dataclasses.replace(part, content=fence_text(part.content, **labels))
+        fenced = _Labels(RETRY_ID, RETRY_ORIGIN, "retry").fence(part.content)
+        return part if fenced == part.content else dataclasses.replace(part, content=fenced)
     return part
