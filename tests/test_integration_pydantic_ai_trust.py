@@ -165,6 +165,18 @@ def test_a_request_processed_again_unanswered_is_the_same_episode_and_fenced_onc
     assert first[:2] == sent[:2] and all(a is b for a, b in zip(first[:2], sent, strict=False))
 
 
+def test_a_prompt_added_to_an_unanswered_request_carries_its_components_once() -> None:
+    history = HistoryProcessor([Component("Cite the ticket.", ttl=1, cadence=1),
+                                Component("The user's name is Aki.", ttl=None)])
+    first = history(_ctx("c"), [ModelRequest(parts=[UserPromptPart("Is HW-1 closed?")])])
+    # the model call failed; the caller sends the history it got with one more prompt
+    later = history(_ctx("c"), [*first, ModelRequest(parts=[UserPromptPart("And HW-2?")])])
+    texts = [[p.content for p in m.parts if isinstance(p, UserPromptPart)] for m in later]
+    assert texts[0] == ["Is HW-1 closed?"]  # unsent: what it carried moved to the newest
+    assert texts[1][0] == "And HW-2?"
+    assert sorted(texts[1][1:]) == ["Cite the ticket.", "The user's name is Aki."]
+
+
 def test_a_request_already_sent_is_never_fenced_afterwards() -> None:
     history = HistoryProcessor()
     sent: list[ModelMessage] = [

@@ -84,7 +84,7 @@ class _Conversation:
     """One conversation's lifecycle and what its latest episode added."""
 
     lifecycle: Lifecycle
-    length: int = -1  # messages in the history returned by the latest call (-1: none yet)
+    start: int = -1  # where the unsent requests began at the latest call (-1: no call yet)
     added: tuple[UserPromptPart, ...] = ()  # the parts that call appended
 
 
@@ -160,17 +160,18 @@ class HistoryProcessor:
             return messages  # nothing to send: nothing of it may change
         with self._lock:
             conversation = self._conversation(ctx.conversation_id, messages, start)
-            added = self._episode(conversation, messages)
-            conversation.length = len(messages)
+            added = self._episode(conversation, start)
+            conversation.start = start
             conversation.added = added
         out = list(messages)
         for index in range(start, len(out)):
             message = out[index]
             assert isinstance(message, ModelRequest)
             parts: list[ModelRequestPart] = [fence_part(p, self._trusted) for p in message.parts]
-            if index == len(out) - 1 and added:
+            if added:  # an unsent request processed before carries them already
                 parts = _without_tail(parts, added)
-                parts.extend(added)
+                if index == len(out) - 1:
+                    parts.extend(added)
             same = len(parts) == len(message.parts) and all(
                 a is b for a, b in zip(parts, message.parts, strict=True)
             )
@@ -202,16 +203,16 @@ class HistoryProcessor:
             self._conversations.popitem(last=False)
         return conversation
 
-    def _episode(
-        self, conversation: _Conversation, messages: list[ModelMessage]
-    ) -> tuple[UserPromptPart, ...]:
+    def _episode(self, conversation: _Conversation, start: int) -> tuple[UserPromptPart, ...]:
         """The parts this request carries: a new episode's components, or, when the model has
-        not answered since the latest call (the same request again), that call's."""
-        if conversation.length >= 0 and len(messages) <= conversation.length:
+        not answered since the latest call (no response after the requests it processed: the
+        same request again, perhaps with more added to it), that call's."""
+        answered = start > conversation.start
+        if conversation.start >= 0 and not answered:
             return conversation.added
         lifecycle = conversation.lifecycle
         context = lifecycle.context
-        if conversation.length >= 0:
+        if conversation.start >= 0:
             context.push_back(dict(_ANSWERED))
         begin = len(context)
         request = lifecycle.render()
