@@ -22,7 +22,7 @@ from pydantic_ai.messages import (
 
 from hydrangea import Component
 from hydrangea.asof.fence import unfence
-from hydrangea.errors import SessionNotFoundError
+from hydrangea.errors import DuplicateKeyError, SessionNotFoundError
 from hydrangea.integrations.pydantic_ai import HistoryProcessor
 from hydrangea.lifecycle import Placement
 from tests._pydantic_ai_harness import (
@@ -174,6 +174,22 @@ def test_add_reaches_running_conversations_and_lifecycle_names_the_unknown() -> 
     assert state.component.ttl is None and state.committed
     with pytest.raises(SessionNotFoundError, match="first model request"):
         history.lifecycle("no-such-conversation")
+
+
+def test_a_taken_key_is_refused_everywhere_and_nothing_is_added() -> None:
+    history = HistoryProcessor()
+    agent = make_agent(history, Recorder(calls_per_turn=0))
+    first, second = (agent.run_sync(p).all_messages()[-1].conversation_id for p in "ab")
+    assert first is not None and second is not None
+    history.lifecycle(second).add(Component(REMINDER, ttl=3, key="cite"))
+    with pytest.raises(DuplicateKeyError, match="'cite' is taken in conversation"):
+        history.add(Component(NAME, ttl=None, key="cite"))
+    assert history.components == ()
+    assert list(history.lifecycle(first).states()) == []
+    (state,) = history.lifecycle(second).states()
+    assert state.key == "cite" and state.component.ttl == 3
+    with pytest.raises(DuplicateKeyError):
+        HistoryProcessor([Component(NAME, key="k"), Component(REMINDER, key="k")])
 
 
 def test_without_pydantic_ai_the_error_names_the_extra() -> None:

@@ -171,7 +171,8 @@ def test_a_prompt_added_to_an_unanswered_request_carries_its_components_once() -
     first = history(_ctx("c"), [ModelRequest(parts=[UserPromptPart("Is HW-1 closed?")])])
     # the model call failed; the caller sends the history it got with one more prompt
     later = history(_ctx("c"), [*first, ModelRequest(parts=[UserPromptPart("And HW-2?")])])
-    texts = [[p.content for p in m.parts if isinstance(p, UserPromptPart)] for m in later]
+    texts = [[p.content for p in m.parts
+              if isinstance(p, UserPromptPart) and isinstance(p.content, str)] for m in later]
     assert texts[0] == ["Is HW-1 closed?"]  # unsent: what it carried moved to the newest
     assert texts[1][0] == "And HW-2?"
     assert sorted(texts[1][1:]) == ["Cite the ticket.", "The user's name is Aki."]

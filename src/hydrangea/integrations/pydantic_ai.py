@@ -45,7 +45,7 @@ from typing import Any
 from hydrangea.context import Context
 from hydrangea.errors import ContextStateError, MissingExtraError, SessionNotFoundError
 from hydrangea.gateway import GatewayType
-from hydrangea.lifecycle import Component, Lifecycle
+from hydrangea.lifecycle import Component, DuplicateKeyError, Lifecycle
 
 try:
     from pydantic_ai import RunContext
@@ -98,6 +98,10 @@ class HistoryProcessor:
         new_lifecycle: Makes the lifecycle of a new conversation (by default one over an
             empty Context); the processor adds its components to it.
 
+    Raises:
+        DuplicateKeyError: two components share a key.
+        InvalidComponentError: a component its lifecycle refuses.
+
     The schedules of the :data:`MAX_CONVERSATIONS` most recently used conversations are kept in
     memory; an older one is forgotten, and its schedule starts afresh (logged) if it comes back.
     """
@@ -112,6 +116,9 @@ class HistoryProcessor:
         self._trusted = frozenset(trusted_tools)
         self._components: list[Component] = list(components)
         self._new_lifecycle = new_lifecycle
+        probe = new_lifecycle()
+        for component in self._components:
+            probe.add(component)  # a component a conversation would refuse is refused now
         self._conversations: OrderedDict[str, _Conversation] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -131,8 +138,24 @@ class HistoryProcessor:
 
     def add(self, component: Component) -> None:
         """Add ``component`` to every conversation: the ones under way (from their next
-        episode) and the ones to come."""
+        episode) and the ones to come.
+
+        Raises:
+            DuplicateKeyError: a component of the processor, or of a conversation under way,
+                holds its key; nothing is added anywhere.
+            InvalidComponentError: a component a lifecycle refuses; nothing is added.
+        """
         with self._lock:
+            key = component.key if isinstance(component, Component) else None
+            if key is not None:
+                taken = [c for c, conv in self._conversations.items() if key in conv.lifecycle]
+                if taken or any(c.key == key for c in self._components):
+                    where = f"conversation {taken[0]!r}" if taken else "this processor"
+                    raise DuplicateKeyError(
+                        f"key {key!r} is taken in {where}: give the component another key, or "
+                        "change the one there with lifecycle(conversation_id).update()"
+                    )
+            self._new_lifecycle().add(component)  # refused here before any conversation has it
             for conversation in self._conversations.values():
                 conversation.lifecycle.add(component)
             self._components.append(component)
