@@ -90,6 +90,11 @@ class Context(Sequence[NativeContent]):
     build a request that would send it under a changed prefix or with changed instructions or
     tools (:class:`~hydrangea.errors.PrefixBindingError`, before anything is sent). With
     ``broken_reasoning="drop"`` such reasoning is left out instead, consistently.
+
+    Anthropic: ``system_messages=True``, for models that take mid-conversation system messages,
+    sends a system item after the first non-system one as a ``role: "system"`` message where
+    the API allows one (right after a user message, last or before the reply), and as
+    ``"[system] ..."`` user text elsewhere; without it, always as that text.
     """
 
     __slots__ = (
@@ -112,9 +117,19 @@ class Context(Sequence[NativeContent]):
         items: Iterable[NativeContent] = (),
         *,
         broken_reasoning: BrokenReasoning = "error",
+        system_messages: bool = False,
     ) -> None:
         self._gateway = GatewayType(gateway)
         self._adapter = adapter_for(self._gateway)
+        if system_messages:
+            if self._gateway is not GatewayType.anthropic:
+                raise ContextStateError(
+                    "system_messages is for Anthropic models that take mid-conversation system "
+                    f"messages; {self._gateway.value} sends a later system item in its own way"
+                )
+            from hydrangea.context.anthropic_messages import AnthropicAdapter
+
+            self._adapter = AnthropicAdapter(system_messages=True)
         self._binding = BindingGuard(self._adapter, broken_reasoning)
         self._items: list[NativeContent] = []
         self._models: list[str | None] = []
@@ -525,6 +540,8 @@ class Context(Sequence[NativeContent]):
         models = {str(i): made for i, made in enumerate(self._models) if made is not None}
         if models:
             document["models"] = models
+        if getattr(self._adapter, "system_messages", False):
+            document["system_messages"] = True
 
         return _json.dumps(document)
 
@@ -555,8 +572,13 @@ class Context(Sequence[NativeContent]):
             for key, made in models.items()
         ):
             raise SerializationError("saved Context has an invalid 'models' table")
+        system_messages = document.get("system_messages", False)
+        if system_messages is not True and system_messages is not False:
+            raise SerializationError(
+                f"saved Context has an invalid 'system_messages' flag: {system_messages!r}"
+            )
         try:
-            context = cls._from_parsed(gateway, items)
+            context = cls._from_parsed(gateway, items, system_messages)
         except (InvalidItemError, UnencodableTextError) as exc:
             raise SerializationError(f"saved Context holds an invalid item: {exc}") from exc
         for key, made in models.items():
@@ -564,7 +586,9 @@ class Context(Sequence[NativeContent]):
         return context
 
     @classmethod
-    def _from_parsed(cls, gateway: GatewayType, items: list[Any]) -> Context:
+    def _from_parsed(
+        cls, gateway: GatewayType, items: list[Any], system_messages: bool = False
+    ) -> Context:
         """A Context that takes ownership of ``items``, freshly parsed JSON nobody else holds.
 
         Checked as :meth:`extend` checks, without its defensive copy: parsed JSON is
@@ -572,7 +596,7 @@ class Context(Sequence[NativeContent]):
         with no caller. :func:`~hydrangea.context.native.check_json` still walks each item,
         because parsed JSON can hold lone surrogates (``"\\ud800"``) and deep nesting.
         """
-        context = cls(gateway)
+        context = cls(gateway, system_messages=system_messages)
         adapter = context._adapter
         for index, parsed in enumerate(items):
             check_json(parsed, f"native item {index}")
