@@ -52,6 +52,7 @@ from datetime import datetime
 from typing import Literal
 
 from hydrangea.areas.compaction import CompactionArea
+from hydrangea.areas.conversation import check_reply
 from hydrangea.areas.errors import AreaUsageError
 from hydrangea.areas.rollup import CarriedSummary, SummaryRegionArea, carried_summary, roll_up
 from hydrangea.asof.counting import ApproxTokenCounter, TokenCounter
@@ -187,6 +188,14 @@ class CompactingConversation:
         """Every summary region area registered so far, oldest first."""
         return tuple(self._regions)
 
+    @property
+    def last_reply_text(self) -> str:
+        """The text of the newest reply routed to any segment (``""`` before the first)."""
+        for segment in reversed(self._segments):
+            if any(message.role is Role.assistant for message in segment.transcript):
+                return segment.last_reply_text
+        return ""
+
     def user(self, turn: str | Message) -> None:
         """Queue a user turn on the current segment (starting the next one after a checkpoint)."""
         self.current.user(turn)
@@ -216,8 +225,7 @@ class CompactingConversation:
         ``push_back`` followed by :meth:`route`. Output ``push_back`` refuses raises its error
         and is neither pushed nor routed (a checkpoint this call ran before stays done).
         """
-        if reply.role is not Role.assistant:
-            raise AreaUsageError(f"a routed reply must have the assistant role, got {reply.role}")
+        check_reply(reply, "push_reply()")
         summary: StructuredSummary | None = None
         segment = self.current
         calls = any(isinstance(part, ToolCallPart) for part in reply.parts)
@@ -232,7 +240,7 @@ class CompactingConversation:
             replies = segment.replies_this_turn
             self._advance()
             self._current.continue_turn(replies)
-            self._coop.render()  # the collector detaches the segment; the summary takes its place
+            self._coop._render()  # the collector detaches the segment; the summary takes its place
         self._coop.context.push_back(output)
         routed = self.route(reply)
         return summary if summary is not None else routed

@@ -65,6 +65,7 @@ class Lifecycle:
     """
 
     __slots__ = (
+        "__weakref__",  # a CoopContext it drives holds it weakly (dayone, issue 25)
         "_boundaries",
         "_caching",
         "_earlier",
@@ -100,6 +101,8 @@ class Lifecycle:
         self._caching = caching
         self._earlier: tuple[int, ...] = ()
         self._boundaries: dict[int, int] = {}
+        if isinstance(self._renderer, CoopContext):  # coop.render() alone now refuses (issue 25)
+            self._renderer.driven_by(self)
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -107,6 +110,11 @@ class Lifecycle:
     def context(self) -> Context:
         """The Context whose history this session manages."""
         return self._renderer.context
+
+    @property
+    def rendering(self) -> bool:
+        """Whether :meth:`render` or :meth:`arender` is running (the CoopContext asks)."""
+        return self._rendering
 
     @property
     def renderer(self) -> Renderer:
