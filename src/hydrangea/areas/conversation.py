@@ -18,14 +18,14 @@ import json
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
-from hydrangea.areas._common import Registration, message_tokens, native_tokens
+from hydrangea.areas._common import message_tokens, native_tokens
 from hydrangea.areas.errors import AreaUsageError
 from hydrangea.asof.counting import ApproxTokenCounter, TokenCounter
 from hydrangea.asof.items import ContextItem, ItemKind
 from hydrangea.asof.records import RecordStore
 from hydrangea.context.area import AreaFlowState, AreaLifeState
 from hydrangea.context.native import NativeContent
-from hydrangea.errors import ContextStateError, InvalidMessageError
+from hydrangea.errors import ContextStateError, DuplicateAreaError, InvalidMessageError
 from hydrangea.message import Message, Role, ToolCallPart
 
 __all__ = ["ConversationArea", "check_reply", "message_record_text"]
@@ -58,7 +58,7 @@ def message_record_text(message: Message) -> str:
     return "\n".join(lines)
 
 
-class ConversationArea(Registration):
+class ConversationArea:
     """The user's turns and the model's replies, as one retained range.
 
     * :meth:`user` queues a user turn; :meth:`render` appends the queued turns (all of them, in
@@ -108,6 +108,7 @@ class ConversationArea(Registration):
         self._observed_items = 0
         self._unobserved_tokens = 0
         self._routed_since_render = 0
+        self._registered_with: object | None = None
 
     # -- states ------------------------------------------------------------------------------
 
@@ -167,6 +168,22 @@ class ConversationArea(Registration):
     def tokens(self) -> int:
         """Estimated tokens of the conversation so far (see the class docstring)."""
         return self._range_tokens + self._unobserved_tokens
+
+    @property
+    def registered(self) -> bool:
+        """Whether a CoopContext has registered this area."""
+        return self._registered_with is not None
+
+    def on_register(self, coop: object) -> None:
+        """Called by ``CoopContext.register``: remember ``coop``, and refuse a second, different
+        CoopContext (:class:`~hydrangea.errors.DuplicateAreaError`; an area's range lives in one
+        Context)."""
+        if self._registered_with is not None and self._registered_with is not coop:
+            raise DuplicateAreaError(
+                f"{self!r} is already registered with another CoopContext; create one area "
+                "per CoopContext"
+            )
+        self._registered_with = coop
 
     # -- feeding -----------------------------------------------------------------------------
 
@@ -256,6 +273,13 @@ class ConversationArea(Registration):
     def _require_open(self, what: str) -> None:
         if self._life is AreaLifeState.retired:
             raise ContextStateError(f"{what} on a retired {type(self).__name__} ({self._name})")
+
+    def _require_registered(self, what: str) -> None:
+        if self._registered_with is None:
+            raise ContextStateError(
+                f"{what} on {self!r}, which no CoopContext has registered: nothing would ever "
+                f"send it; call coop.register({self._name}) first"
+            )
 
     def _estimate(self, message: Message) -> int:
         return message_tokens(message, self._counter)
