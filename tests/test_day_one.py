@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import subprocess
+import sys
 from datetime import UTC, date, datetime
+from pathlib import Path
 from typing import Any
 
 import anthropic.types
@@ -253,3 +256,17 @@ def test_last_reply_text_of_a_compacting_conversation_crosses_segments() -> None
     conversation.current.checkpoint()
     assert conversation.current.last_reply_text == ""
     assert conversation.last_reply_text == "the first answer"
+
+
+# -- the explorer reads, never creates -----------------------------------------------------------
+
+
+def test_explore_refuses_a_missing_sqlite_store_and_creates_nothing(tmp_path: Path) -> None:
+    missing = tmp_path / "new.db"
+    done = subprocess.run(
+        [sys.executable, "-m", "hydrangea", "explore", "--store", f"sqlite:{missing}"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert done.returncode == 2
+    assert "no SQLite store" in done.stderr and "hydrangea demo --store" in done.stderr
+    assert not missing.exists()
