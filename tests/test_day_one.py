@@ -69,6 +69,43 @@ def test_a_user_turn_on_an_unregistered_conversation_is_refused_not_dropped() ->
     assert "Cite the ticket number." in _sent_text(request.kwargs)
 
 
+_steps = st.lists(
+    st.one_of(st.just(("register", "")), st.just(("render", "")),
+              st.tuples(st.just("user"), st.text(alphabet="abcxyz ?", min_size=1, max_size=10)
+                        .filter(str.strip))),
+    max_size=12,
+)
+
+
+@given(_steps)
+def test_every_user_turn_is_either_refused_or_sent(steps: list[tuple[str, str]]) -> None:
+    # The oracle: a list of the turns the area accepted; each must be in the very next request.
+    coop = CoopContext(Context(GatewayType.openai))
+    lifecycle = Lifecycle(coop)
+    lifecycle.add(Component("Be brief.", ttl=1, cadence=1))
+    conversation = ConversationArea()
+    registered = False
+    accepted: list[str] = []
+    for kind, text in steps:
+        if kind == "register" and not registered:
+            coop.register(conversation)
+            registered = True
+        elif kind == "user":
+            if registered:
+                conversation.user(text)
+                accepted.append(text)
+            else:
+                with pytest.raises(ContextStateError):
+                    conversation.user(text)
+        elif kind == "render":
+            messages = lifecycle.render().kwargs["messages"]
+            sent = [m["content"] for m in messages if m["role"] == "user"]
+            for turn in accepted:
+                assert turn in sent
+            accepted = []
+            assert "Be brief." in str(messages)
+
+
 def test_push_back_routed_to_an_unregistered_area_is_refused_and_nothing_is_kept() -> None:
     context = Context(GatewayType.anthropic)
     CoopContext(context)
