@@ -139,7 +139,7 @@ def test_extractive_summarizer_merges_summary_items() -> None:
         priority=0, summary=carried,
     )
     out = ExtractiveSummarizer().summarize([item, doc(1)])
-    assert out.facts == ("kept fact",)
+    assert out.facts == ("kept fact", "Fact number 1 is true.")  # keelgate: first sentences
     assert out.pointers == ("doc-1", "old")  # as the text lists them: noted first
     assert out.notes == ("Fact number 1 is true.", "")
     assert out.note_of("doc-1") == "Fact number 1 is true." and out.note_of("old") == ""
@@ -162,7 +162,9 @@ def oracle_render(summary: StructuredSummary) -> str:
     bare = [label(p) for p, t in zip(summary.pointers, notes, strict=True) if not t]
     if bare:
         lines.append(("records:" if len(bare) == n else "also:") + "".join(" " + b for b in bare))
-    for title, entries in (("facts", summary.facts), ("decisions", summary.decisions),
+    noted = set(notes)
+    facts = tuple(f for f in summary.facts if f not in noted)  # already beside their pointer
+    for title, entries in (("facts", facts), ("decisions", summary.decisions),
                            ("open questions", summary.open_questions)):
         if entries:
             lines.append(title + ":")
@@ -219,7 +221,9 @@ def test_extraction_notes_each_item_with_its_first_sentence(
     summary = extractor.summarize(items)
     assert summary.pointers == tuple(i.item_id for i in items)
     assert summary.notes == (tuple(notes) if items else ())
-    assert summary.facts == ()
+    # keelgate's rule: each first sentence is a fact (once; empty sentences are no fact)
+    assert summary.facts == tuple(dict.fromkeys(n for n in notes if n))
+    assert summary.render().count("\nfacts:") == 0  # each is already its pointer's note
 
 
 def forged_summary_item(item_id: str, pointers: tuple[str, ...]) -> ContextItem:

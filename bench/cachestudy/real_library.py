@@ -130,7 +130,9 @@ class LibraryStrategy:
             rollup_detail=rollup_detail,
             in_loops=in_loops,
         )
-        self.lifecycle = Lifecycle(self.coop)
+        # In-place reminders bypass the lifecycle: it would drive the coop and refuse a bare
+        # coop.render() (issue 25), so that strategy has none.
+        self.lifecycle: Lifecycle | None = None if in_place else Lifecycle(self.coop)
 
     @property
     def checkpoints(self) -> int:
@@ -151,6 +153,7 @@ class LibraryStrategy:
                 self.conversation.user(message)
         if self.in_place:
             return self._step_in_place(turn)
+        assert self.lifecycle is not None  # made for every strategy but in-place reminders
         self._sync(turn.reminders)
         request = self.lifecycle.render()
         expected = {reminder.key for reminder in turn.reminders}
@@ -191,6 +194,7 @@ class LibraryStrategy:
 
     def _sync(self, reminders: tuple[Reminder, ...]) -> None:
         lifecycle = self.lifecycle
+        assert lifecycle is not None
         for reminder in reminders:
             message = reminder_message(reminder)
             known = reminder.key in lifecycle

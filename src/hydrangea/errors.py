@@ -44,6 +44,7 @@ The tree::
     │   ├── ContextBudgetError (ValueError)      trusted content alone does not fit
     │   ├── RecordNotFoundError (KeyError)       no record under that id
     │   ├── NaiveDatetimeError (ValueError)      a datetime without a timezone
+    │   │   └── AsOfTypeError (TypeError)        as_of that is not a datetime at all
     │   ├── InvalidContextItemError (ValueError) fields that contradict each other
     │   ├── FenceFormatError (ValueError)        fenced text that is not well formed
     │   ├── SummarizerMismatchError (TypeError)  a summarizer that cannot be used this way
@@ -70,6 +71,7 @@ from __future__ import annotations
 __all__ = [
     "AreaContractError",
     "AreaUsageError",
+    "AsOfTypeError",
     "AsOfViolationError",
     "CachingError",
     "CompactionPlacementError",
@@ -334,6 +336,10 @@ class RecordNotFoundError(ContextError, _KeyMessage):
 
 class NaiveDatetimeError(ContextError, ValueError):
     """A datetime without a timezone was given where an aware one is required."""
+
+
+class AsOfTypeError(NaiveDatetimeError, TypeError):
+    """``as_of`` given as something other than a datetime (an ISO string, a date)."""
 
 
 class InvalidContextItemError(ContextError, ValueError):

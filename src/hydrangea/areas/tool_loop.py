@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 from hydrangea.areas._common import anchored_life
+from hydrangea.areas.conversation import check_reply
 from hydrangea.areas.errors import AreaUsageError, ToolError
 from hydrangea.context.area import AnyContextArea, AreaFlowState, AreaLifeState
 from hydrangea.context.native import NativeContent
@@ -220,9 +221,7 @@ class ToolLoopArea:
         """The reply's tool calls, or ``None`` when it is the answer (then noted)."""
         if self._answered:
             raise ContextStateError("this tool loop is finished; register a new ToolLoopArea")
-        if not isinstance(reply, Message) or reply.role is not Role.assistant:
-            role = reply.role if isinstance(reply, Message) else type(reply).__name__
-            raise AreaUsageError(f"a routed reply must have the assistant role, got {role}")
+        check_reply(reply, "route()")
         calls = [part for part in reply.parts if isinstance(part, ToolCallPart)]
         if not calls:
             self._calling = False

@@ -7,6 +7,7 @@ important untrusted items into structured summaries whose pointers lead back to 
 from hydrangea.asof.builder import ContextBuilder
 from hydrangea.asof.counting import ApproxTokenCounter, TokenCounter
 from hydrangea.asof.errors import (
+    AsOfTypeError,
     AsOfViolationError,
     ContextBudgetError,
     ContextError,
@@ -52,6 +53,7 @@ __all__ = [
     "HARNESS_KINDS",
     "UNTRUSTED_NOTICE",
     "ApproxTokenCounter",
+    "AsOfTypeError",
     "AsOfViolationError",
     "AsyncChatModel",
     "AsyncSummarizer",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from hydrangea.errors import (
+    AsOfTypeError,
     AsOfViolationError,
     ContextBudgetError,
     ContextError,
@@ -16,6 +17,7 @@ from hydrangea.errors import (
 )
 
 __all__ = [
+    "AsOfTypeError",
     "AsOfViolationError",
     "ContextBudgetError",
     "ContextError",

@@ -113,6 +113,7 @@ class Lifecycle:
     """
 
     __slots__ = (
+        "__weakref__",  # a CoopContext it drives holds it weakly (dayone, issue 25)
         "_boundaries",
         "_caching",
         "_earlier",
@@ -167,6 +168,8 @@ class Lifecycle:
         self._sendings: list[Sending] = []
         self._seen = self._renderer.context.detaches  # the detaches _sendings caught up with
         self._expiring: tuple[Entry, ...] = ()
+        if isinstance(self._renderer, CoopContext):  # coop.render() alone now refuses (issue 25)
+            self._renderer.driven_by(self)
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -174,6 +177,11 @@ class Lifecycle:
     def context(self) -> Context:
         """The Context whose history this session manages."""
         return self._renderer.context
+
+    @property
+    def rendering(self) -> bool:
+        """Whether :meth:`render` or :meth:`arender` is running (the CoopContext asks)."""
+        return self._rendering
 
     @property
     def renderer(self) -> Renderer:
