@@ -16,6 +16,7 @@ from hydrangea.asof.errors import (
     NaiveDatetimeError,
     RecordNotFoundError,
     SummarizerMismatchError,
+    SummaryPointerError,
     UndatedItemError,
 )
 from hydrangea.asof.fence import FENCE_TOKENS, UNTRUSTED_NOTICE, FencedBlock, unfence
@@ -84,6 +85,7 @@ __all__ = [
     "StructuredSummary",
     "Summarizer",
     "SummarizerMismatchError",
+    "SummaryPointerError",
     "TokenCounter",
     "Trust",
     "UndatedItemError",

@@ -12,6 +12,7 @@ from hydrangea.errors import (
     NaiveDatetimeError,
     RecordNotFoundError,
     SummarizerMismatchError,
+    SummaryPointerError,
     UndatedItemError,
 )
 
@@ -25,5 +26,6 @@ __all__ = [
     "NaiveDatetimeError",
     "RecordNotFoundError",
     "SummarizerMismatchError",
+    "SummaryPointerError",
     "UndatedItemError",
 ]
