@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 
 from hydrangea.areas._common import message_tokens, native_tokens
 from hydrangea.areas.errors import AreaUsageError
+from hydrangea.areas.recall import tool_output_id
 from hydrangea.asof.counting import ApproxTokenCounter, TokenCounter
 from hydrangea.asof.items import ContextItem, ItemKind
 from hydrangea.asof.records import RecordStore
@@ -36,12 +37,14 @@ def _now() -> datetime:
 
 
 def message_record_text(message: Message) -> str:
-    """The text kept in a record for ``message``: its text, then one line per tool call."""
+    """The text kept in a record for ``message``: its text, then one line per tool call, naming
+    the record its output is kept under (:func:`~hydrangea.areas.tool_output_id`: where a
+    ToolLoopArea sharing the conversation's store keeps it)."""
     lines = [message.text] if message.text else []
     for part in message.parts:
         if isinstance(part, ToolCallPart):
             arguments = json.dumps(part.arguments, ensure_ascii=False, sort_keys=True)
-            lines.append(f"[tool call {part.name} {arguments}]")
+            lines.append(f"[tool call {part.name} {arguments} output: {tool_output_id(part.id)}]")
     return "\n".join(lines)
 
 
