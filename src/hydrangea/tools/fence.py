@@ -15,8 +15,9 @@ this form::
 * **The nonce** (:data:`TOOL_NONCE_LENGTH` digits) is derived from a SHA-256 of the escaped
   output, so a look-alike end line in the output cannot carry it: the nonce depends on the
   very text that would have to contain it.
-* **Cost.** The framing is at most :data:`TOOL_FENCE_TOKENS` o200k tokens per result
-  (``tools/tool_fence_corpus.py`` measures it on injection corpora).
+* **Cost.** The framing (the fenced result against the escaped output) is at most
+  :data:`TOOL_FENCE_TOKENS` o200k tokens per result (``tools/tool_fence_corpus.py`` measures
+  it on injection corpora); an escaped ``¤`` or ``␛`` costs a token or two more.
 * **Recovery.** :func:`unfence_tool_output` returns the original text exactly, and refuses
   (:class:`~hydrangea.errors.FenceFormatError`) text that is not one well-formed fence.
 
