@@ -77,26 +77,32 @@ def slots(gateway: GatewayType, request: dict[str, Any]) -> list[str]:
     return found
 
 
+def _fetcher(batch: list[str]) -> Any:
+    @tool
+    def fetch(n: int) -> str:
+        """Fetch document ``n``.
+
+        Args:
+            n: Its index.
+        """
+        return batch[n]
+
+    return fetch
+
+
 def run(strings: list[str]) -> Counter[str]:
     """Send every string through every gateway; count the outcomes."""
     counts: Counter[str] = Counter()
     counter = OpenAITokenCounter("o200k_base")
     worst = 0
     for text in strings:
-        worst = max(worst, counter.count(fence_tool_output(text)) - counter.count(escape_content(text)))
+        framing = counter.count(fence_tool_output(text)) - counter.count(escape_content(text))
+        worst = max(worst, framing)
     counts["worst framing tokens"] = worst
     for gateway in GatewayType:
         for start in range(0, len(strings), BATCH):
             batch = strings[start : start + BATCH]
-
-            @tool
-            def fetch(n: int) -> str:
-                """Fetch document ``n``.
-
-                Args:
-                    n: Its index.
-                """
-                return batch[n]
+            fetch = _fetcher(batch)
 
             context = Context(gateway)
             context.emplace_message(Message(role=Role.user, content="Read the documents."))
