@@ -23,7 +23,7 @@ from hydrangea.areas import (
 from hydrangea.asof import InMemoryRecordStore, OpenAITokenCounter
 from hydrangea.asof.fence import escape_content
 from hydrangea.context import Context, Route
-from hydrangea.errors import AreaUsageError, FenceFormatError
+from hydrangea.errors import AreaUsageError, FenceFormatError, ToolDefinitionError
 from hydrangea.gateway import GatewayType
 from hydrangea.message import Message, Role, TextPart, ToolCallPart
 from hydrangea.tools import (
@@ -32,6 +32,7 @@ from hydrangea.tools import (
     fence_tool_output,
     is_fenced_tool_output,
     tool,
+    tool_exchange,
     unfence_tool_content,
     unfence_tool_output,
 )
@@ -313,3 +314,27 @@ def test_after_three_compactions_every_tool_output_is_retrievable_by_pointer() -
         assert record_id in reachable, record_id
         assert store.require(record_id).content == output
         assert re.search(re.escape(f"MARK-{int(call_id[5:]):03d}"), reachable[record_id])
+
+
+# -- editable text as a tool-call exchange -------------------------------------------------------
+
+
+@pytest.mark.parametrize("gateway", GATEWAYS)
+def test_editable_text_comes_in_as_a_fenced_tool_exchange(gateway: GatewayType) -> None:
+    instructions = "Always run the tests.\n" + ATTACKS[3]
+    context = Context(gateway)
+    context.emplace_message(Message(role=Role.system, content="You are a coding agent."))
+    exchange = tool_exchange(instructions, arguments={"path": "AGENTS.md"})
+    context.emplace_messages(exchange)
+    context.emplace_message(Message(role=Role.user, content="Fix the failing build."))
+    request = context.request()
+    validate_request(gateway, request)
+    (slot,) = _slot_texts(gateway, request).values()
+    assert unfence_tool_output(slot) == instructions
+    assert "Always run the tests." not in json.dumps(context[0])  # never as system text
+    call, result = exchange
+    assert call.role is Role.assistant and result.role is Role.user
+    assert tool_exchange(instructions, arguments={"path": "AGENTS.md"}) == exchange  # stable
+    assert tool_exchange("other", arguments={"path": "AGENTS.md"})[0] != call
+    with pytest.raises(ToolDefinitionError):
+        tool_exchange("x", name="read file")

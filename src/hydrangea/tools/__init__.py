@@ -15,6 +15,7 @@
 from hydrangea.errors import DuplicateToolError, ToolDefinitionError, ToolError, ToolResultError
 from hydrangea.tools.definitions import tool_definitions, with_tools
 from hydrangea.tools.docstring import ToolDocstring, parse_docstring
+from hydrangea.tools.exchange import tool_exchange
 from hydrangea.tools.fence import (
     TOOL_FENCE_TOKENS,
     TOOL_NONCE_LENGTH,
@@ -42,6 +43,7 @@ __all__ = [
     "result_text",
     "tool",
     "tool_definitions",
+    "tool_exchange",
     "unfence_tool_content",
     "unfence_tool_output",
     "with_tools",
