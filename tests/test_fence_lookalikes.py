@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 import sys
 import unicodedata
+from collections.abc import Callable
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -54,7 +55,7 @@ def _read_straight(text: str) -> str:
 
 
 QUOTES_SET = frozenset(QUOTES)
-READERS = [
+READERS: list[Callable[[str], str]] = [
     lambda t: t,
     lambda t: unicodedata.normalize("NFKC", t),
     html.unescape,

@@ -28,6 +28,7 @@ from hydrangea.gateway import GatewayType
 from hydrangea.message import Message, Role, TextPart, ToolCallPart
 from hydrangea.tools import (
     TOOL_FENCE_TOKENS,
+    FunctionTool,
     fence_tool_content,
     fence_tool_output,
     is_fenced_tool_output,
@@ -151,15 +152,17 @@ def test_a_damaged_fence_is_refused(damage: Any) -> None:
 
 
 def test_structured_content_keeps_images_and_structure_and_is_not_fenced_twice() -> None:
-    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png",
-                                         "data": "iVBORw0KGgo="}}
-    blocks = [{"type": "text", "text": ATTACKS[0]}, image, {"type": "input_text", "text": "b"}]
+    source = {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}
+    image: dict[str, Any] = {"type": "image", "source": source}
+    blocks: list[dict[str, Any]] = [
+        {"type": "text", "text": ATTACKS[0]}, image, {"type": "input_text", "text": "b"},
+    ]
     fenced = fence_tool_content(blocks)
     assert fenced[1] == image and fenced[1] is image
     assert [is_fenced_tool_output(b["text"]) for b in (fenced[0], fenced[2])] == [True, True]
     assert fence_tool_content(fenced) == fenced  # nothing fenced twice
     assert unfence_tool_content(fenced) == blocks
-    response = {"output": ATTACKS[1], "rows": [{"name": "x", "n": 3}], "ok": True}
+    response: dict[str, Any] = {"output": ATTACKS[1], "rows": [{"name": "x", "n": 3}], "ok": True}
     fenced_response = fence_tool_content(response)
     assert fenced_response["rows"][0]["n"] == 3 and fenced_response["ok"] is True
     assert is_fenced_tool_output(fenced_response["rows"][0]["name"])
@@ -208,7 +211,8 @@ def test_tool_output_reaches_every_gateway_fenced_in_its_result_slot(
 def test_recall_is_an_ordinary_tool_of_a_loop(gateway: GatewayType) -> None:
     store = InMemoryRecordStore()
     recall = RecallTool(store)
-    for loop in (ToolLoopArea([fetch, recall]), ToolLoopArea({"fetch": fetch, "recall": recall})):
+    by_name: dict[str, FunctionTool[..., Any] | RecallTool] = {"fetch": fetch, "recall": recall}
+    for loop in (ToolLoopArea([fetch, recall]), ToolLoopArea(by_name)):
         kwargs = loop.with_tools({}, gateway)
         names = json.dumps(kwargs)
         assert '"recall"' in names and '"fetch"' in names
