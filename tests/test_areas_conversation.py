@@ -45,7 +45,7 @@ def test_tool_calls_are_kept_in_the_record_text() -> None:
     coop.render()
     conversation.route(call_tool(context, "c1", "lookup", ticket="HW-1"))
     assert records.require("conversation/turn-1/reply-1").content == (
-        '[tool call lookup {"ticket": "HW-1"} output: tool-output/c1]'
+        '[tool call lookup {"ticket": "HW-1"}]'
     )
 
 

@@ -342,3 +342,33 @@ def test_editable_text_comes_in_as_a_fenced_tool_exchange(gateway: GatewayType) 
     assert tool_exchange("other", arguments={"path": "AGENTS.md"})[0] != call
     with pytest.raises(ToolDefinitionError):
         tool_exchange("x", name="read file")
+
+
+def test_a_reply_record_names_its_calls_latest_output_only_once_it_is_kept() -> None:
+    context, coop = coop_with_system(GatewayType.gemini)
+    store = InMemoryRecordStore()
+    conversation = ConversationArea(records=store)
+    coop.register(conversation)
+    conversation.user("Read page 0 twice.")
+    coop.render()
+    records: list[str] = []
+    for attempt in range(2):  # the same call id twice, as Gemini's id-less calls can repeat
+        loop = ToolLoopArea([fetch], anchor=conversation)
+        coop.register(loop)
+        reply = call_tool(context, "fetch#1", "fetch", url="https://x/0")
+        Route(loop, conversation).route(reply)
+        coop.render()
+        records.append(conversation.record_ids[-1])
+        (run,) = loop.runs
+        assert run.record_id == ("tool-output/fetch#1" if attempt == 0 else "tool-output/fetch#1/2")
+        loop.route(answer(context, "ok"))
+        conversation.route(Message(role=Role.assistant, content="ok"))
+    assert store.require(records[0]).content.endswith("output: tool-output/fetch#1]")
+    assert store.require(records[1]).content.endswith("output: tool-output/fetch#1/2]")
+    # routed to the conversation first, the output is not kept yet: no pointer to nothing
+    loop = ToolLoopArea([fetch], anchor=conversation)
+    coop.register(loop)
+    reply = call_tool(context, "c9", "fetch", url="https://x/1")
+    Route(conversation, loop).route(reply)
+    assert store.require(conversation.record_ids[-1]).content.endswith('{"url": "https://x/1"}]')
+    assert loop.runs[0].record_id == "tool-output/c9"

@@ -26,6 +26,7 @@ from hydrangea.areas.recall import (
     TOOL_OUTPUT_PREFIX,
     HeadlineSummarizer,
     RecallTool,
+    latest_tool_output,
     recall_tool,
     tool_output_id,
 )
@@ -50,6 +51,7 @@ __all__ = [
     "ToolError",
     "ToolLoopArea",
     "ToolRun",
+    "latest_tool_output",
     "message_record_text",
     "recall_tool",
     "tool_output_id",

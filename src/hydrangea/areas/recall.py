@@ -36,6 +36,7 @@ __all__ = [
     "TOOL_OUTPUT_PREFIX",
     "HeadlineSummarizer",
     "RecallTool",
+    "latest_tool_output",
     "recall_tool",
     "tool_output_id",
 ]
@@ -52,9 +53,23 @@ def tool_output_id(call_id: str) -> str:
     ids are unique on OpenAI and Anthropic; a provider that numbers its calls anew (Gemini's
     id-less calls, once a compaction took the earlier ones out of the history) may repeat one:
     the loop then keeps the output under ``<id>/2``, ``<id>/3`` ... (see
-    :attr:`~hydrangea.areas.ToolRun.record_id`), and the reply's record names the first.
+    :attr:`~hydrangea.areas.ToolRun.record_id`), and the reply's record, made after the loop
+    took the reply, names the latest (:func:`latest_tool_output`).
     """
     return f"{TOOL_OUTPUT_PREFIX}{call_id}"
+
+
+def latest_tool_output(call_id: str, records: RecordStore) -> str | None:
+    """The id of the latest output ``records`` keeps for call ``call_id`` (``<id>``, or the
+    highest of ``<id>/2``, ``<id>/3`` ... a repeated call id was given), or ``None``."""
+    base = tool_output_id(call_id)
+    if base not in records:
+        return None
+    found, suffix = base, 2
+    while f"{base}/{suffix}" in records:
+        found = f"{base}/{suffix}"
+        suffix += 1
+    return found
 
 RECALL_TOOL_NAME = "recall"
 """The tool's name in every gateway's definition."""

@@ -76,8 +76,9 @@ class ToolLoopArea:
     Records. With a record store (``records``, or the anchor's when the anchor is a
     :class:`~hydrangea.areas.ConversationArea` with one), every output is kept as an untrusted
     ``observation`` record under :func:`~hydrangea.areas.tool_output_id` (``tool-output/<call
-    id>``), which the conversation's record of the calling reply names: after a compaction
-    the summary points to that reply, and :class:`~hydrangea.areas.RecallTool` reads both.
+    id>``), which the conversation's record of the calling reply names when the loop took
+    the reply first (``Route(loop, conversation)``): after a compaction the summary points to
+    that reply, and :class:`~hydrangea.areas.RecallTool` reads both.
 
     Lifetime. With an ``anchor``, the finished loop retires when the anchor retires, so the
     exchange is reclaimed with the anchor's range. Without one, the finished loop stays retained
