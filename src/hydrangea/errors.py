@@ -47,6 +47,7 @@ The tree::
     │   │   └── AsOfTypeError (TypeError)        as_of that is not a datetime at all
     │   ├── InvalidContextItemError (ValueError) fields that contradict each other
     │   ├── FenceFormatError (ValueError)        fenced text that is not well formed
+    │   ├── SummaryPointerError (ValueError)     a summary pointing at records it did not replace
     │   ├── SummarizerMismatchError (TypeError)  a summarizer that cannot be used this way
     │   ├── ModelReplyError (ValueError)         a summarizing model's reply that is not valid
     │   ├── UnknownEncodingError (ValueError)    an encoding the exact counter cannot count
@@ -117,6 +118,7 @@ __all__ = [
     "StoreUnavailableError",
     "StreamEventError",
     "SummarizerMismatchError",
+    "SummaryPointerError",
     "ToolDefinitionError",
     "ToolError",
     "ToolResultError",
@@ -348,6 +350,12 @@ class InvalidContextItemError(ContextError, ValueError):
 
 class FenceFormatError(ContextError, ValueError):
     """Text handed to :func:`hydrangea.asof.fence.unfence` or ``unescape`` is not well formed."""
+
+
+class SummaryPointerError(ContextError, ValueError):
+    """A summary item given to a build points at a stored record it did not replace: a
+    summary's pointers lead only to the records it stands for (or those the stored summaries
+    it merged stand for)."""
 
 
 class SummarizerMismatchError(ContextError, TypeError):

@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 
 from hydrangea.areas._common import message_tokens, native_tokens
 from hydrangea.areas.errors import AreaUsageError
+from hydrangea.areas.recall import latest_tool_output
 from hydrangea.asof.counting import ApproxTokenCounter, TokenCounter
 from hydrangea.asof.items import ContextItem, ItemKind
 from hydrangea.asof.records import RecordStore
@@ -48,13 +49,18 @@ def check_reply(reply: object, what: str) -> None:
         )
 
 
-def message_record_text(message: Message) -> str:
-    """The text kept in a record for ``message``: its text, then one line per tool call."""
+def message_record_text(message: Message, records: RecordStore | None = None) -> str:
+    """The text kept in a record for ``message``: its text, then one line per tool call; a
+    call whose output ``records`` holds (a ToolLoopArea sharing the store keeps it under
+    :func:`~hydrangea.areas.tool_output_id`; route the reply to the loop first) names that
+    record, so a summary pointing at this reply leads to the output."""
     lines = [message.text] if message.text else []
     for part in message.parts:
         if isinstance(part, ToolCallPart):
             arguments = json.dumps(part.arguments, ensure_ascii=False, sort_keys=True)
-            lines.append(f"[tool call {part.name} {arguments}]")
+            output = None if records is None else latest_tool_output(part.id, records)
+            named = "" if output is None else f" output: {output}"
+            lines.append(f"[tool call {part.name} {arguments}{named}]")
     return "\n".join(lines)
 
 
@@ -292,7 +298,7 @@ class ConversationArea:
         suffix = f"turn-{self._turn}/user" if reply is None else f"turn-{self._turn}/reply-{reply}"
         item = ContextItem.outside(
             ItemKind.MEMORY,
-            message_record_text(message),
+            message_record_text(message, self._records),
             item_id=f"{self._name}/{suffix}",
             published_at=self._clock(),
             origin=f"{self._name}:{speaker}",

@@ -17,6 +17,7 @@ from hydrangea.asof.errors import (
     NaiveDatetimeError,
     RecordNotFoundError,
     SummarizerMismatchError,
+    SummaryPointerError,
     UndatedItemError,
 )
 from hydrangea.asof.fence import FENCE_TOKENS, UNTRUSTED_NOTICE, FencedBlock, unfence
@@ -86,6 +87,7 @@ __all__ = [
     "StructuredSummary",
     "Summarizer",
     "SummarizerMismatchError",
+    "SummaryPointerError",
     "TokenCounter",
     "Trust",
     "UndatedItemError",

@@ -30,7 +30,7 @@ import logging
 from collections.abc import Callable, Generator, Sequence
 from datetime import datetime
 
-from hydrangea.asof.compaction import valid_pointers
+from hydrangea.asof.compaction import check_summary_pointers, valid_pointers
 from hydrangea.asof.counting import ApproxTokenCounter, TokenCounter, chars_per_token
 from hydrangea.asof.errors import (
     AsOfTypeError,
@@ -258,6 +258,7 @@ class ContextBuilder:
         budget = self._budget
         trusted = [i for i in self._items if i.trust is Trust.TRUSTED]
         untrusted = in_block_order([i for i in self._items if i.trust is Trust.UNTRUSTED])
+        check_summary_pointers(untrusted, self._records, self._as_of)
         head, tail = split_trusted(trusted)
         fixed = sum(count(m.text) for m in assemble(head, None, tail))
         if fixed > budget:

@@ -13,6 +13,7 @@ from hydrangea.errors import (
     NaiveDatetimeError,
     RecordNotFoundError,
     SummarizerMismatchError,
+    SummaryPointerError,
     UndatedItemError,
 )
 
@@ -27,5 +28,6 @@ __all__ = [
     "NaiveDatetimeError",
     "RecordNotFoundError",
     "SummarizerMismatchError",
+    "SummaryPointerError",
     "UndatedItemError",
 ]
