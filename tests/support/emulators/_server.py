@@ -288,7 +288,9 @@ class LoopbackEmulator:
         self._server.daemon_threads = True
         host, port = self._server.server_address[:2]
         self.url = f"http://{host!s}:{port}"
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
+        )
         self._thread.start()
         return self
 
