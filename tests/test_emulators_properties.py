@@ -24,7 +24,15 @@ from tests.support.emulators.drive import AnthropicSession, ResponsesSession
 Position = tuple[int, int]
 """(message, block) in Anthropic messages; (item, 0) in Responses input."""
 
-ANTHROPIC_EDITS = ["none", "cache_control", "system", "tools", "user", "assistant_text", "add_block"]
+ANTHROPIC_EDITS = [
+    "none",
+    "cache_control",
+    "system",
+    "tools",
+    "user",
+    "assistant_text",
+    "add_block",
+]
 RESPONSES_EDITS = ["none", "instructions", "tools", "user", "output_text", "tool_output", "insert"]
 
 

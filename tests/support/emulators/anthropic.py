@@ -19,17 +19,12 @@ Rules implemented (pages: build-with-claude/preserved-thinking, .../prefix-check
   ``"allow"`` (an older account) kept and reported as ``thinking_mismatch_allowed``.
   Drops are listed in ``drops`` always, and in the response's ``input_transformations`` when
   the request sends ``anthropic-beta: thinking-binding-controls-2026-08-01``.
-- A mid-conversation ``role: "system"`` message must not be first, must immediately follow a
-  user message (or an assistant message ending in ``server_tool_use``), and must be last or be
-  followed by an assistant message; otherwise 400. Two system messages in a row are refused
-  (the second does not follow a user message).
-- ``tool_use`` blocks must be answered by ``tool_result`` blocks in the next message, and a
-  ``tool_result`` must answer a ``tool_use`` of the message before it.
+- Mid-conversation ``role: "system"`` placement and tool-result pairing: see
+  :mod:`tests.support.emulators.anthropic_wire`.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -43,8 +38,8 @@ from tests.support.emulators._server import (
     canonical,
     mint,
     rough_tokens,
-    sse,
 )
+from tests.support.emulators.anthropic_wire import blocks_of, check_structure, stream_events
 
 PRESERVED_THINKING_MODELS = frozenset(
     {
@@ -90,12 +85,6 @@ class Dropped:
     request: int
     path: str
     reason: str
-
-
-def _blocks(content: Any) -> list[Any]:
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    return list(content or [])
 
 
 def _key(block: Mapping[str, Any]) -> str:
@@ -160,7 +149,7 @@ class AnthropicEmulator(LoopbackEmulator):
             raise RequestRefused(
                 400, "messages", "shape", "messages: at least one message is required"
             )
-        self._check_structure(messages)
+        check_structure(messages)
         chain = Chain.of(self._elements(body))
         behaviour = self._behaviour(body)
         dropped = self._check_bound(len(self.requests), model, messages, chain, behaviour)
@@ -169,7 +158,7 @@ class AnthropicEmulator(LoopbackEmulator):
         if BINDING_BETA in headers.get("anthropic-beta", ""):
             message["input_transformations"] = dropped
         if body.get("stream"):
-            return Answer(200, None, stream=tuple(self._stream(message)))
+            return Answer(200, None, stream=tuple(stream_events(message)))
         return Answer(200, message)
 
     def _behaviour(self, body: Mapping[str, Any]) -> Mismatch:
@@ -182,60 +171,12 @@ class AnthropicEmulator(LoopbackEmulator):
 
     @staticmethod
     def _elements(body: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
-        yield "system", canonical(_blocks(body.get("system")), _DROP)
+        yield "system", canonical(blocks_of(body.get("system")), _DROP)
         yield "tools", canonical(body.get("tools") or [], _DROP)
         for i, message in enumerate(body["messages"]):
             yield f"messages.{i}", {"role": message.get("role")}
-            for j, block in enumerate(_blocks(message.get("content"))):
+            for j, block in enumerate(blocks_of(message.get("content"))):
                 yield f"messages.{i}.content.{j}", canonical(block, _DROP)
-
-    @staticmethod
-    def _check_structure(messages: list[dict[str, Any]]) -> None:
-        for i, message in enumerate(messages):
-            role = message.get("role")
-            if role not in ("user", "assistant", "system"):
-                raise RequestRefused(
-                    400,
-                    f"messages.{i}.role",
-                    "shape",
-                    f"messages.{i}.role: unexpected role {role!r}",
-                )
-            if role == "system":
-                _check_system_placement(messages, i)
-            blocks = _blocks(message.get("content"))
-            calls = [b.get("id") for b in blocks if b.get("type") == "tool_use"]
-            if role == "assistant" and calls and i + 1 < len(messages):
-                after = _blocks(messages[i + 1].get("content"))
-                answered = {b.get("tool_use_id") for b in after if b.get("type") == "tool_result"}
-                missing = [c for c in calls if c not in answered]
-                if messages[i + 1].get("role") != "user" or missing:
-                    raise RequestRefused(
-                        400,
-                        f"messages.{i + 1}",
-                        "tool_result",
-                        f"messages.{i + 1}: `tool_use` ids were found without `tool_result` "
-                        f"blocks immediately after: {', '.join(map(str, missing or calls))}. "
-                        "Each `tool_use` block must have a corresponding `tool_result` block "
-                        "in the next message.",
-                    )
-            if role == "user":
-                asked = set()
-                if i > 0 and messages[i - 1].get("role") == "assistant":
-                    asked = {
-                        b.get("id")
-                        for b in _blocks(messages[i - 1].get("content"))
-                        if b.get("type") == "tool_use"
-                    }
-                for j, b in enumerate(blocks):
-                    if b.get("type") == "tool_result" and b.get("tool_use_id") not in asked:
-                        raise RequestRefused(
-                            400,
-                            f"messages.{i}.content.{j}",
-                            "tool_result",
-                            f"messages.{i}.content.{j}: unexpected `tool_use_id` found in "
-                            "`tool_result` blocks. Each `tool_result` block must have a "
-                            "corresponding `tool_use` block in the previous message.",
-                        )
 
     def _check_bound(
         self,
@@ -253,11 +194,9 @@ class AnthropicEmulator(LoopbackEmulator):
         for i, message in enumerate(messages):
             if message.get("role") != "assistant":
                 continue
-            blocks = _blocks(message.get("content"))
-            cascade = False  # a prefix drop takes the rest of the turn's consecutive thinking
+            blocks = blocks_of(message.get("content"))
             for j, block in enumerate(blocks):
                 if block.get("type") not in BOUND_TYPES:
-                    cascade = False
                     continue
                 path = f"messages.{i}.content.{j}"
                 bound = self._bound.get(_key(block))
@@ -282,7 +221,7 @@ class AnthropicEmulator(LoopbackEmulator):
                     continue
                 element = index[path]
                 same = chain.before(element) == bound.chain.before(bound.element)
-                if preserved(model) and (cascade or not same):
+                if preserved(model) and not same:
                     what = chain.first_difference(bound.chain, bound.element)
                     match behaviour:
                         case "error":
@@ -297,7 +236,6 @@ class AnthropicEmulator(LoopbackEmulator):
                             )
                         case "drop_block":
                             drops.append(Dropped(request, path, "prefix_binding_mismatch"))
-                            cascade = True
                         case "allow":
                             allowed.append(Dropped(request, path, "prefix_binding_mismatch"))
                     continue
@@ -364,86 +302,3 @@ class AnthropicEmulator(LoopbackEmulator):
                 "cache_read_input_tokens": 0,
             },
         }
-
-    @staticmethod
-    def _stream(message: dict[str, Any]) -> Iterator[str]:
-        start = {**message, "content": [], "stop_reason": None}
-        events: list[tuple[str | None, Any]] = [
-            ("message_start", {"type": "message_start", "message": start})
-        ]
-        for j, block in enumerate(message["content"]):
-            kind = block["type"]
-            stub: dict[str, Any]
-            deltas: list[dict[str, Any]] = []
-            if kind == "thinking":
-                stub = {"type": "thinking", "thinking": "", "signature": ""}
-                deltas = [
-                    {"type": "thinking_delta", "thinking": block["thinking"]},
-                    {"type": "signature_delta", "signature": block["signature"]},
-                ]
-            elif kind == "text":
-                stub = {"type": "text", "text": ""}
-                deltas = [{"type": "text_delta", "text": block["text"]}] if block["text"] else []
-            elif kind == "tool_use":
-                stub = {**block, "input": {}}
-                deltas = [{"type": "input_json_delta", "partial_json": json.dumps(block["input"])}]
-            else:
-                stub = block
-            events.append(
-                (
-                    "content_block_start",
-                    {"type": "content_block_start", "index": j, "content_block": stub},
-                )
-            )
-            events.extend(
-                ("content_block_delta", {"type": "content_block_delta", "index": j, "delta": d})
-                for d in deltas
-            )
-            events.append(("content_block_stop", {"type": "content_block_stop", "index": j}))
-        events.append(
-            (
-                "message_delta",
-                {
-                    "type": "message_delta",
-                    "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
-                    "usage": {"output_tokens": message["usage"]["output_tokens"]},
-                },
-            )
-        )
-        events.append(("message_stop", {"type": "message_stop"}))
-        yield from sse(events)
-
-
-def _check_system_placement(messages: list[dict[str, Any]], i: int) -> None:
-    path = f"messages.{i}"
-    if i == 0:
-        raise RequestRefused(
-            400,
-            path,
-            "system_placement",
-            f"{path}: a system message cannot be the first message; put it in the top-level "
-            "`system` field.",
-        )
-    before = messages[i - 1]
-    blocks = _blocks(before.get("content"))
-    after_server_tool = (
-        before.get("role") == "assistant"
-        and bool(blocks)
-        and blocks[-1].get("type") == "server_tool_use"
-    )
-    if before.get("role") != "user" and not after_server_tool:
-        raise RequestRefused(
-            400,
-            path,
-            "system_placement",
-            f"{path}: a system message must immediately follow a user message; it follows a "
-            f"{before.get('role')} message. Put it after the latest user message.",
-        )
-    if i + 1 < len(messages) and messages[i + 1].get("role") != "assistant":
-        raise RequestRefused(
-            400,
-            path,
-            "system_placement",
-            f"{path}: a system message must be the last message or be followed by an assistant "
-            f"message; a {messages[i + 1].get('role')} message follows it.",
-        )
