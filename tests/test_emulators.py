@@ -14,12 +14,18 @@ from typing import Any
 import anthropic
 import pytest
 
+from hydrangea.context import Context
+from hydrangea.gateway import GatewayType
+from hydrangea.message import Message, Role, ToolResultPart
 from tests.support.emulators import (
     AnthropicEmulator,
+    GeminiEmulator,
     Reply,
+    ResponsesEmulator,
     text,
     tool_call,
 )
+from tests.support.emulators._server import LoopbackEmulator
 from tests.support.emulators.drive import AnthropicSession
 
 BETA = "thinking-binding-controls-2026-08-01"
@@ -333,3 +339,61 @@ def test_anthropic_script_exhausted_is_an_emulator_error() -> None:
         with pytest.raises(anthropic.InternalServerError):
             session.turn("Again.")
     assert len(emu.errors) == 1 and emu.rejections == []
+
+
+# --- the library's plain requests, on every emulator ------------------------------------------
+
+
+def _anthropic_call(client: Any, request: dict[str, Any]) -> Any:
+    return client.messages.create(model="claude-sonnet-5-5", max_tokens=100, **request)
+
+
+def _responses_call(client: Any, request: dict[str, Any]) -> Any:
+    return client.responses.create(model="gpt-6", **request)
+
+
+def _gemini_call(client: Any, request: dict[str, Any]) -> Any:
+    return client.models.generate_content(model="gemini-3-pro", **request)
+
+
+def _call_id(reply: Any) -> str:
+    if hasattr(reply, "candidates"):
+        return str(reply.candidates[0].content.parts[0].function_call.name)
+    if hasattr(reply, "output"):
+        return str(next(o.call_id for o in reply.output if o.type == "function_call"))
+    return str(next(b.id for b in reply.content if b.type == "tool_use"))
+
+
+@pytest.mark.parametrize(
+    ("gateway", "emulator", "call"),
+    [
+        (GatewayType.anthropic, AnthropicEmulator, _anthropic_call),
+        (GatewayType.openai_responses, ResponsesEmulator, _responses_call),
+        (GatewayType.gemini, GeminiEmulator, _gemini_call),
+    ],
+)
+def test_a_plain_context_session_replays_clean(
+    gateway: GatewayType, emulator: type[LoopbackEmulator], call: Any
+) -> None:
+    """A Context with no lifecycle, pushed each reply, sends every bound item back valid."""
+    with emulator([tool_call("lookup", q="x"), text("A shrub."), text("Blue.")]) as emu:
+        client = emu.client()
+        context = Context(gateway)
+        context.emplace_message(Message(role=Role.system, content="You are terse."))
+        context.emplace_message(Message(role=Role.user, content="Look up x."))
+        reply = call(client, context.request())
+        context.push_back(reply)
+        result = ToolResultPart(call_id=_call_id(reply), content="a shrub")
+        context.emplace_message(Message(role=Role.user, content=(result,)))
+        context.push_back(call(client, context.request()))
+        context.emplace_message(Message(role=Role.user, content="What colour?"))
+        context.push_back(call(client, context.request()))
+    assert emu.rejections == [] and emu.errors == []
+    # requests 2 and 3 send back 1 and 2 bound items (Gemini: the call's and the text's)
+    match emu:
+        case AnthropicEmulator():
+            assert emu.checked == 3 and emu.drops == []
+        case ResponsesEmulator():
+            assert (emu.reasoning_accepted, emu.reasoning_dropped) == (3, 0)
+        case GeminiEmulator():
+            assert emu.signatures_checked == 3

@@ -265,3 +265,19 @@ def test_gemini_parallel_calls_sign_only_the_first() -> None:
     assert [(r.path, r.rule) for r in emu.rejections] == [
         ("contents[1].parts[0]", "missing_signature")
     ]
+
+
+def test_gemini_stream_replays_exactly(gemini_emulator: GeminiEmulator) -> None:
+    gemini_emulator.add_replies([tool_call("lookup", q="x")])
+    session = GeminiSession(gemini_emulator.client())
+    session.contents.append(gtypes.Content(role="user", parts=[gtypes.Part(text="Look up x.")]))
+    chunks = list(
+        session.client.models.generate_content_stream(
+            model="gemini-3-pro", contents=session.contents
+        )
+    )
+    [chunk] = chunks
+    session.contents.append(chunk.candidates[0].content)
+    session.turn(*session.responses_for(chunk))
+    assert gemini_emulator.requests[0].path.endswith(":streamGenerateContent?alt=sse")
+    assert gemini_emulator.rejections == [] and gemini_emulator.signatures_checked == 1

@@ -19,6 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.support.emulators import AnthropicEmulator, Reply, ResponsesEmulator, text, tool_call
+from tests.support.emulators.anthropic import Mismatch
 from tests.support.emulators.drive import AnthropicSession, ResponsesSession
 
 Position = tuple[int, int]
@@ -56,7 +57,9 @@ def anthropic_edit(
         case "cache_control":
             i = users[pick % len(users)]
             content = messages[i]["content"]
-            blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+            blocks: list[dict[str, Any]] = (
+                [{"type": "text", "text": content}] if isinstance(content, str) else content
+            )
             blocks[-1]["cache_control"] = {"type": "ephemeral"}
             messages[i]["content"] = blocks
             return messages, {}, None
@@ -116,7 +119,7 @@ def thinking_after(messages: list[dict[str, Any]], position: Position | None) ->
 def test_anthropic_a_change_invalidates_exactly_the_thinking_after_it(
     shape: list[bool], edit: str, pick: int, drop: bool
 ) -> None:
-    mode = "drop_block" if drop else "error"
+    mode: Mismatch = "drop_block" if drop else "error"
     with AnthropicEmulator(script(shape), default=text("ok"), mismatch=mode) as emu:
         session = AnthropicSession(emu.client())
         for k, calls in enumerate(shape):

@@ -196,6 +196,10 @@ class LoopbackEmulator:
         """Answer one request (called under the emulator's lock)."""
         raise NotImplementedError
 
+    def client(self, **kwargs: Any) -> Any:
+        """The provider's official SDK client pointed at this emulator (no retries)."""
+        raise NotImplementedError
+
     def refusal_body(self, refused: RequestRefused) -> Any:
         """The provider's error body for ``refused``."""
         return {"error": {"message": refused.message}}

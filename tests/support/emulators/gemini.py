@@ -80,7 +80,7 @@ class GeminiEmulator(LoopbackEmulator):
         self.signatures_checked = 0
         """Signatures sent back on their own part."""
 
-    def client(self) -> Any:
+    def client(self, **kwargs: Any) -> Any:
         """A ``google.genai.Client`` pointed at this emulator (one attempt, no retries)."""
         from google import genai
         from google.genai import types
@@ -88,7 +88,7 @@ class GeminiEmulator(LoopbackEmulator):
         options = types.HttpOptions(
             base_url=self.url, retry_options=types.HttpRetryOptions(attempts=1)
         )
-        return genai.Client(api_key="test", http_options=options)
+        return genai.Client(api_key="test", http_options=options, **kwargs)
 
     def refusal_body(self, refused: RequestRefused) -> Any:
         status = "INVALID_ARGUMENT" if refused.status < 500 else "INTERNAL"
