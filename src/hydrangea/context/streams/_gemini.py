@@ -143,7 +143,7 @@ class _Parts:
             if path in self.continuing:
                 value = str(_at(whole["args"], _path(path, position))) + value
         elif _get(piece, "numberValue") is not None:
-            value = _get(piece, "numberValue")
+            value = _number(_get(piece, "numberValue"))
         elif _get(piece, "boolValue") is not None:
             value = _get(piece, "boolValue")
         elif "nullValue" in piece or "null_value" in piece:
@@ -155,6 +155,15 @@ class _Parts:
             self.continuing.add(path)
         else:
             self.continuing.discard(path)
+
+
+def _number(value: object) -> object:
+    """A ``numberValue`` as the whole response's ``args`` hold it: a double, written without a
+    fraction when it is whole (the genai SDK reads every ``numberValue`` as a float, the JSON
+    of a whole response has ``3`` where the stream said ``3``)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
 
 
 _STEP = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]|\['((?:[^'\\]|\\.)*)'\]"
