@@ -108,9 +108,9 @@ def test_an_azure_stream_through_the_sdk_stores_what_its_accumulator_gives() -> 
 
     with capture_server([(200, _sse(AZURE_STREAM, done=True))] * 2) as server:
         objects = list(client(server.base_url).chat.completions.create(
-            model="m", messages=MESSAGES, stream=True))  # type: ignore[arg-type]
+            model="m", messages=MESSAGES, stream=True))
         with client(server.base_url).chat.completions.stream(
-            model="m", messages=MESSAGES  # type: ignore[arg-type]
+            model="m", messages=MESSAGES
         ) as stream:
             final = stream.get_final_completion()
     streamed = _stored(GatewayType.openai, lambda c: c.push_stream(objects))
@@ -136,14 +136,15 @@ def test_an_azure_stream_cut_short_is_refused() -> None:
 # Shape of responses_stream_programmatic (vercel/ai, programmatic tool calling): reasoning, a
 # program item (code, fingerprint) and a function_call called by the program; the final event
 # carries the reasoning's encrypted_content and the program's fingerprint encrypted afresh.
-_REASONING = {"id": "rs_1", "type": "reasoning", "summary": [], "encrypted_content": "enc-done"}
-_PROGRAM = {"id": "cm_1", "type": "program", "call_id": "call_p", "code": "await tools.f({})",
+_REASONING: Json = {
+    "id": "rs_1", "type": "reasoning", "summary": [], "encrypted_content": "enc-done"}
+_PROGRAM: Json = {"id": "cm_1", "type": "program", "call_id": "call_p", "code": "await tools.f({})",
             "fingerprint": "fp-done"}
-_CALL = {"id": "fc_1", "type": "function_call", "status": "completed", "arguments": "{}",
+_CALL: Json = {"id": "fc_1", "type": "function_call", "status": "completed", "arguments": "{}",
          "call_id": "call_f", "name": "f", "caller": {"type": "program", "caller_id": "call_p"}}
-_FINAL_OUTPUT = [{**_REASONING, "encrypted_content": "enc-final"},
+_FINAL_OUTPUT: list[Json] = [{**_REASONING, "encrypted_content": "enc-final"},
                  {**_PROGRAM, "fingerprint": "fp-final"}, _CALL]
-_RESPONSE = {"id": "resp_1", "object": "response", "status": "completed", "model": "gpt-test",
+_RESPONSE: Json = {"id": "resp_1", "object": "response", "status": "completed", "model": "gpt-test",
              "output": _FINAL_OUTPUT}
 
 
