@@ -225,6 +225,36 @@ def test_message_delta_as_the_sdk_accumulator_reads_it() -> None:
         k: v for k, v in final["usage"].items() if v is not None}
 
 
+# No recording of a server-side fallback exists yet; this follows the SDK's BetaFallbackBlock
+# (beta server-side-fallback): a fallback block between two models' text, arriving with
+# content_block_start / _stop and no delta, after which the other model writes.
+_FALLBACK: Json = {"type": "fallback", "from": {"model": "claude-a"},
+                   "to": {"model": "claude-b"}, "trigger": {"type": "refusal", "category": None}}
+
+
+def test_a_fallback_block_makes_the_model_it_hands_over_to_the_messages() -> None:
+    import anthropic
+
+    start, *blocks, delta, stop = _anthropic_stream({"output_tokens": 12})
+    start["message"]["model"] = "claude-a"
+    events = [start, *blocks,
+              {"type": "content_block_start", "index": 1, "content_block": _FALLBACK},
+              {"type": "content_block_stop", "index": 1},
+              {"type": "content_block_start", "index": 2,
+               "content_block": {"type": "text", "text": "Hello"}},
+              {"type": "content_block_stop", "index": 2}, delta, stop]
+    with capture_server([(200, _sse(events, anthropic=True))]) as server:
+        client = anthropic.Anthropic(api_key="test", base_url=server.base_url, max_retries=0)
+        with client.beta.messages.stream(
+            model="m", max_tokens=1, messages=MESSAGES  # type: ignore[arg-type]
+        ) as stream:
+            final = stream.get_final_message().model_dump(
+                mode="json", by_alias=True, exclude_unset=True)
+    body = assemble(GatewayType.anthropic, events)
+    assert body["model"] == final["model"] == "claude-b"
+    assert body["content"] == final["content"]
+
+
 # -- Vertex: streamFunctionCallArguments ---------------------------------------------------------
 
 # Shape of gemini_stream_partial_args and gemini_stream_partial_args_no_args_call (vercel/ai,

@@ -25,11 +25,12 @@ Per gateway:
   the final event carries none.
 - ``anthropic``: ``message_start``, then ``content_block_start`` / ``_delta`` / ``_stop`` per
   block (text, ``thinking_delta`` and ``signature_delta``, ``input_json_delta`` for tool inputs,
-  ``citations_delta``), ``message_delta`` (stop reason, ``container`` and the event's own
-  ``context_management`` and ``input_transformations``; ``usage`` totals replace the counts they
-  name, a null count leaves the ``message_start`` one) and ``message_stop``. A delta of an unknown
-  type sets the block's keys it names (strings are appended), so a new delta type still yields
-  its data.
+  ``citations_delta``; a server-side ``fallback`` block makes the model it hands over to the
+  message's ``model``, as in the non-streamed message), ``message_delta`` (stop reason,
+  ``container`` and the event's own ``context_management`` and ``input_transformations``;
+  ``usage`` totals replace the counts they name, a null count leaves the ``message_start`` one)
+  and ``message_stop``. A delta of an unknown type sets the block's keys it names (strings are
+  appended), so a new delta type still yields its data.
 - ``gemini``: each chunk is a ``GenerateContentResponse``. Parts of the first candidate are
   concatenated: adjacent text parts of the same kind (thought or not) join into one that keeps
   the ``thought_signature`` one of them carried (real streams put it on the first fragment of

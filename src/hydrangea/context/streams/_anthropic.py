@@ -48,6 +48,7 @@ def assemble_anthropic(events: list[Json]) -> Json:
                 raise fail(NAME, position, "content_block_start carries no block")
             content.append(dict(block))
             open_blocks.add(index)
+            _fallback_model(message, block)
         elif named == "content_block_delta":
             if index not in open_blocks:
                 raise fail(NAME, position, f"a delta for block {index}, which is not open")
@@ -74,6 +75,16 @@ def assemble_anthropic(events: list[Json]) -> Json:
         raise fail(NAME, len(events), "no message_stop event: the stream was cut short")
     assert message is not None
     return message
+
+
+def _fallback_model(message: Json, block: Json) -> None:
+    """A server-side ``fallback`` block names the model that produces what follows it; the
+    non-streamed message carries the last such model as its ``model``."""
+    target = block.get("to")
+    if block.get("type") == "fallback" and isinstance(target, dict):
+        model = target.get("model")
+        if isinstance(model, str) and model:
+            message["model"] = model
 
 
 def _message_delta(message: Json, event: Json) -> None:
