@@ -428,11 +428,9 @@ class Context(Sequence[NativeContent]):
         head = head_of(options)
         if items is None:
             self._mark_sent(len(self._items))
-        if model is None:
-            drop = self._binding.check(len(source), head)
-            if drop is not None:
-                source = self._without_bound(source, drop)
-                items = source  # built from scratch below
+        dropping = model is None and self._binding.check(self._items, len(source), head)
+        if dropping:
+            source = self._as_sent(source)
         if model is not None:
             produced = {
                 id(item): made
@@ -441,7 +439,13 @@ class Context(Sequence[NativeContent]):
             }
             if produced:
                 source = for_model(self._adapter, source, produced, model)
-        if items is None and model is None:
+        if dropping:  # (rare: built from scratch, the dropped reasoning left out)
+            built = (
+                cached_anthropic_kwargs(self._adapter, source, caching=caching)
+                if self._gateway is GatewayType.anthropic
+                else self._adapter.build_request(source)
+            )
+        elif items is None and model is None:
             built = self.build_incremental(len(self._items), (), caching=caching)
         elif items is None and self._gateway is GatewayType.anthropic:
             built = cached_anthropic_kwargs(self._adapter, source, caching=caching)
@@ -485,11 +489,11 @@ class Context(Sequence[NativeContent]):
         """
         if not 0 <= stable <= len(self._items):
             raise IndexError(f"stable {stable} is outside 0..{len(self._items)}")
-        drop = self._binding.check(stable + len(tail), None)
+        dropping = self._binding.check(self._items, stable + len(tail), None)
         self._mark_sent(stable)
         self._binding.built(stable, tuple(tail) if tail else (), None)
-        if drop is not None:
-            source = self._without_bound([*self._items[:stable], *tail], drop)
+        if dropping:
+            source = [*self._as_sent(self._items[:stable]), *tail]
             if self._gateway is GatewayType.anthropic:
                 return cached_anthropic_kwargs(self._adapter, source, caching=caching)
             return self._adapter.build_request(source)
@@ -506,18 +510,17 @@ class Context(Sequence[NativeContent]):
                 shared_of=lambda boundary: cache.shared_messages(self._items, boundary, built),
             ))
 
-    def _without_bound(
-        self, source: Sequence[NativeContent], start: int
-    ) -> list[NativeContent]:
-        """``source`` with the bound reasoning of items ``start`` onward left out (the drop
-        policy: what the providers' own drop mode would leave out)."""
-        adapter = self._adapter
-        out: list[NativeContent] = list(source[:start])
-        for item in source[start:]:
-            if adapter.binds_prefix(item):
-                kept = adapter.for_other_model(item)
-                if kept is not None:
-                    out.append(kept)
+    def _as_sent(self, source: Sequence[NativeContent]) -> list[NativeContent]:
+        """``source`` as requests send it under the drop policy: the Context's own items whose
+        reasoning is bound to a changed prefix without that reasoning (what the providers' own
+        drop mode would leave out), consistently in every later request."""
+        out: list[NativeContent] = []
+        items = self._items
+        for index, item in enumerate(source):
+            if index < len(items) and item is items[index]:
+                sent = self._binding.sent_form(index, item)
+                if sent is not None:
+                    out.append(sent)
             else:
                 out.append(item)
         return out
