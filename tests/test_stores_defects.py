@@ -17,7 +17,6 @@ import pytest
 
 from hydrangea.context import Context
 from hydrangea.errors import (
-    HydrangeaError,
     InputTooDeepError,
     InvalidItemError,
     SchemaVersionError,
@@ -35,7 +34,7 @@ from hydrangea.stores import (
     open_store,
 )
 from tests.support.store_kinds import KINDS, close, open_kind
-from tests.support.store_sessions import GATEWAY, new_lifecycle, observed, turn
+from tests.support.store_sessions import GATEWAY, new_lifecycle, turn
 
 _TERMINATE = ("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
               "WHERE pid <> pg_backend_pid() AND state = 'idle in transaction'")
@@ -65,11 +64,10 @@ def _pg(dsn: str, statement: str, params: tuple[Any, ...] = ()) -> None:
 def test_sync_postgres_failed_commit_invalidates_the_handle(postgres_dsn: str) -> None:
     store = PostgresSessionStore(postgres_dsn, max_size=3)
     store.create("s", _context("one"))
-    with pytest.raises(StoreUnavailableError):  # noqa: PT012 - the COMMIT is the block's end
-        with store.load_for_update("s", Context) as held:
-            turn(held.value, "A1")
-            store.save(held)
-            _pg(postgres_dsn, _TERMINATE)  # the block's connection drops before COMMIT
+    with pytest.raises(StoreUnavailableError), store.load_for_update("s", Context) as held:
+        turn(held.value, "A1")
+        store.save(held)
+        _pg(postgres_dsn, _TERMINATE)  # the block's connection drops before COMMIT
     other = store.load("s", Context)
     turn(other.value, "B1")
     store.save(other)  # another worker takes the version the lost save had
@@ -85,7 +83,7 @@ def test_async_postgres_failed_commit_invalidates_the_handle(postgres_dsn: str) 
         store = await AsyncPostgresSessionStore.open(postgres_dsn, max_size=3)
         await store.create("s", _context("one"))
         held = None
-        with pytest.raises(StoreUnavailableError):  # noqa: PT012
+        with pytest.raises(StoreUnavailableError):
             async with store.load_for_update("s", Context) as held:
                 turn(held.value, "A1")
                 await store.save(held)
@@ -123,11 +121,11 @@ def test_sqlite_failed_commit_invalidates_the_handle(tmp_path: Path) -> None:
     store = SqliteSessionStore(tmp_path / "s.db")
     store.create("s", _context("one"))
     real = store._conn
-    with pytest.raises(StoreError, match="disk I/O"):  # noqa: PT012
-        with store.load_for_update("s", Context) as held:
-            turn(held.value, "A1")
-            store.save(held)
-            store._conn = _FailingCommit(real)  # type: ignore[assignment]
+    with pytest.raises(StoreError, match="disk I/O"), \
+            store.load_for_update("s", Context) as held:
+        turn(held.value, "A1")
+        store.save(held)
+        store._conn = _FailingCommit(real)  # type: ignore[assignment]
     store._conn = real
     other = store.load("s", Context)
     turn(other.value, "B1")
