@@ -87,7 +87,7 @@ def test_a_tool_conversation_keeps_its_prefix_and_survives_a_restart(tmp_path: P
                if isinstance(item, dict) and item.get("type") == "function_call_output"]
     assert len(outputs) == 2
     for output in outputs:  # the model saw each tool output fenced, once
-        (block,) = unfence(str(output["output"]))
+        (block,) = unfence(str(dict(output)["output"]))
         assert block.content == "HW-1 is closed" and block.origin == "ticket_status"
     reopened = HydrangeaSession("user-1", SqliteSessionStore(tmp_path / "sessions.db"))
     stored = asyncio.run(reopened.get_items())

@@ -223,8 +223,10 @@ def test_lone_surrogate_and_nul_ids_are_library_errors_on_every_store(
 
 
 def test_nul_in_a_sqlite_path(tmp_path: Path) -> None:
-    for opening in (lambda: open_store(f"sqlite:{tmp_path}/a\x00b.db"),
-                    lambda: SqliteSessionStore(tmp_path / "a\x00b.db")):
+    openings: list[Callable[[], object]] = [
+        lambda: open_store(f"sqlite:{tmp_path}/a\x00b.db"),
+        lambda: SqliteSessionStore(tmp_path / "a\x00b.db")]
+    for opening in openings:
         with pytest.raises(StoreError, match="NUL"):
             opening()
 

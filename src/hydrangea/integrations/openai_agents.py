@@ -45,7 +45,7 @@ import json
 import logging
 import random
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from hydrangea.context import Context
@@ -122,7 +122,7 @@ class HydrangeaSession:
             store = InMemorySessionStore()
         self.session_id = check_id(session_id)
         """The id the session is stored under."""
-        self.session_settings: SessionSettings = (
+        self.session_settings: SessionSettings | None = (
             SessionSettings() if session_settings is None
             else coerce_session_settings(session_settings)
         )
@@ -233,12 +233,13 @@ class HydrangeaSession:
         """The session's items as sent, oldest first (the newest ``limit`` of them if given,
         else ``session_settings.limit``), tool output fenced unless its tool is trusted."""
         self._check_open()
-        if limit is None:
+        if limit is None and self.session_settings is not None:
             limit = self.session_settings.limit
         context = await self._read()
         if context is None:
             return []
         items = context[:]
+        chosen: Sequence[dict[str, Any]]
         if limit is None or limit < 0:
             chosen = items
         else:
