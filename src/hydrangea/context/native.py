@@ -42,6 +42,7 @@ MAX_INT_DIGITS = 4300
 reads by default (``sys.get_int_max_str_digits``), so every accepted item can be saved."""
 
 _INT_BOUND = 10**MAX_INT_DIGITS
+_INT_FLOOR = -_INT_BOUND
 
 _first = itemgetter(0)
 
@@ -70,7 +71,10 @@ def _text(value: str) -> str:
     return value if type(value) is str else str.__str__(value)
 
 
-def _copy(value: object, depth: int, sort_keys: bool = False) -> Any:
+def _copy(
+    value: object, depth: int, sort_keys: bool = False,
+    floor: int = _INT_FLOOR, bound: int = _INT_BOUND,
+) -> Any:
     # Plain ASCII strings, ints, booleans and None are taken inline (no call per value): they
     # are most of an item. Errors and their order are those of one value-by-value walk.
     kind = type(value)
@@ -88,7 +92,7 @@ def _copy(value: object, depth: int, sort_keys: bool = False) -> Any:
                 _refuse(InvalidItemError, f"has the key {key!r}; JSON object keys are strings")
             held = type(inner)
             if ((held is str and inner.isascii()) or inner is None or held is bool
-                    or (held is int and -_INT_BOUND < inner < _INT_BOUND)):
+                    or (held is int and floor < inner < bound)):
                 copied = inner
             else:
                 try:
@@ -114,7 +118,7 @@ def _copy(value: object, depth: int, sort_keys: bool = False) -> Any:
         for index, inner in enumerate(value):  # type: ignore[arg-type]
             held = type(inner)
             if ((held is str and inner.isascii()) or inner is None or held is bool
-                    or (held is int and -_INT_BOUND < inner < _INT_BOUND)):
+                    or (held is int and floor < inner < bound)):
                 append(inner)
                 continue
             try:
