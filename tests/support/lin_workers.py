@@ -20,7 +20,7 @@ from typing import Any
 
 from hydrangea.errors import SessionConflictError, StoreError, StoreUnavailableError
 from hydrangea.integrations.openai_agents import HydrangeaSession
-from hydrangea.stores import PostgresSessionStore, SqliteSessionStore
+from hydrangea.stores import AsyncPostgresSessionStore, PostgresSessionStore, SqliteSessionStore
 
 
 class InjectedRefusal(StoreError):
@@ -52,6 +52,30 @@ class FaultyStore:
         return self.store.load(session_id, kind)
 
 
+class AsyncFaultyStore:
+    """:class:`FaultyStore` around an async store (a cancelled task really stops it)."""
+
+    def __init__(self, store: Any, rng: random.Random, dsn: str) -> None:
+        self.store, self.rng, self.dsn = store, rng, dsn
+
+    async def save(self, session: Any) -> int:
+        roll = self.rng.random()
+        if roll < 0.08:
+            raise InjectedRefusal("injected: refused before writing")
+        if roll < 0.12:
+            await asyncio.to_thread(_drop_others, self.dsn)
+        version = int(await self.store.save(session))
+        if roll > 0.92:
+            raise StoreUnavailableError("injected: the connection dropped during COMMIT")
+        return version
+
+    async def create(self, session_id: str, value: Any) -> Any:
+        return await self.store.create(session_id, value)
+
+    async def load(self, session_id: str, kind: Any) -> Any:
+        return await self.store.load(session_id, kind)
+
+
 def _drop_others(dsn: str) -> None:
     import psycopg
 
@@ -65,20 +89,33 @@ def run_worker(kind: str, where: str, worker: int, sessions: int, ops: int, log:
                start: Any) -> None:
     """Append ``ops`` turns, each to a random one of ``sessions`` sessions, logging each."""
     rng = random.Random(worker * 7919 + 13)
-    store: Any = (SqliteSessionStore(where, timeout=60) if kind == "sqlite"
-                  else PostgresSessionStore(where, max_size=2, timeout=60))
-    faulty = FaultyStore(store, rng, where if kind == "postgres" else None)
     start.wait(120)
     with open(log, "a", encoding="utf-8") as out:
         def write(record: dict[str, Any]) -> None:
             out.write(json.dumps(record) + "\n")
             out.flush()
 
+        if kind == "postgres-async":
+            asyncio.run(_async_worker(where, worker, sessions, ops, rng, write))
+            return
+        store: Any = (SqliteSessionStore(where, timeout=60) if kind == "sqlite"
+                      else PostgresSessionStore(where, max_size=2, timeout=60))
+        faulty = FaultyStore(store, rng, where if kind == "postgres" else None)
         asyncio.run(_operations(faulty, worker, sessions, ops, rng, write))
-    store.close()
+        store.close()
 
 
-async def _operations(faulty: FaultyStore, worker: int, sessions: int, ops: int,
+async def _async_worker(where: str, worker: int, sessions: int, ops: int,
+                        rng: random.Random, write: Any) -> None:
+    store = await AsyncPostgresSessionStore.open(where, max_size=2, timeout=60)
+    try:
+        await _operations(AsyncFaultyStore(store, rng, where), worker, sessions, ops, rng,
+                          write)
+    finally:
+        await store.close()
+
+
+async def _operations(faulty: FaultyStore | AsyncFaultyStore, worker: int, sessions: int, ops: int,
                       rng: random.Random, write: Any) -> None:
     mine: dict[int, list[str]] = {}
     objects: dict[int, HydrangeaSession] = {}
