@@ -149,7 +149,8 @@ class SessionStore(Protocol):
     ) -> AbstractContextManager[StoredSession[T]]:
         """Load and lock the session for the ``with`` block: other ``load_for_update`` calls
         and saves of it wait until the block ends. Saves inside the block commit when it ends
-        without an exception; an exception rolls them all back."""
+        without an exception; an exception rolls them all back. If the block raised or its
+        COMMIT failed, the :class:`StoredSession` can no longer be saved (load it again)."""
         ...
 
     def list_sessions(self) -> list[SessionInfo]:
