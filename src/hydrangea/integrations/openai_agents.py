@@ -20,7 +20,9 @@ store (in memory, SQLite, PostgreSQL, sync or async). It behaves as the SDK's ow
   applied on the way out, never stored, and never twice (an output that already is this call's
   fence is left as it is); ``pop_item`` returns the stored item. The SDK sends the outputs of
   the current run from memory: pass :meth:`HydrangeaSession.fence_model_input` as the run's
-  ``call_model_input_filter`` to fence those too (the same bytes the next run's history has).
+  ``call_model_input_filter`` to fence those too (the same bytes the next run's history has);
+  without it the first request of each run shows the previous run's outputs fenced where that
+  run sent them raw, and the prefix changes there.
 * **Cache-safe prefix.** Items are only appended; ``pop_item`` and ``clear_session`` remove
   items from the tail only.
 * ``limit`` as ``SQLiteSession``: ``None`` everything, ``n > 0`` the newest ``n``, ``0`` none,
