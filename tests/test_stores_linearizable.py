@@ -21,6 +21,7 @@ import multiprocessing
 import os
 import signal
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -126,6 +127,7 @@ def test_appends_are_linearizable_under_faults(
     ops, violations = _read_logs(logs)
     assert violations == [], "a worker did not read its own acknowledged turns in order"
     outcomes = [op["outcome"] for op in ops.values()]
+    print(f"{kind}: {sorted(Counter(outcomes).items())}")
     assert outcomes.count("ok") > WORKERS * OPS // 3
     assert outcomes.count("failed") > 0 and outcomes.count("unknown") > 0  # faults happened
     check_history(ops, _stored(kind, where))
