@@ -253,7 +253,8 @@ def _open_at(dsn: str, barrier: Any, results: Any, use_async: bool) -> None:
 def test_a_fleet_opening_an_empty_schema_at_once_migrates_it_once(
     postgres_dsn: str, use_async: bool
 ) -> None:
-    ctx = multiprocessing.get_context("spawn")
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["hydrangea.stores", "psycopg", "psycopg_pool"])
     workers = 6
     barrier, results = ctx.Barrier(workers), ctx.Queue()
     procs = [ctx.Process(target=_open_at, args=(postgres_dsn, barrier, results, use_async))
