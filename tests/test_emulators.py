@@ -397,3 +397,37 @@ def test_a_plain_context_session_replays_clean(
             assert (emu.reasoning_accepted, emu.reasoning_dropped) == (3, 0)
         case GeminiEmulator():
             assert emu.signatures_checked == 3
+
+
+def test_anthropic_models_without_preserved_thinking_run_no_prefix_check(
+    anthropic_emulator: AnthropicEmulator,
+) -> None:
+    anthropic_emulator.add_replies([text("A shrub.")])
+    session = AnthropicSession(anthropic_emulator.client(), extra={"model": "claude-sonnet-4-5"})
+    session.turn("What is a hydrangea?")
+    messages = [*copy.deepcopy(session.messages), {"role": "user", "content": "Next."}]
+    messages[0]["content"] = "edited"
+    session.call(messages)
+    assert anthropic_emulator.rejections == [] and anthropic_emulator.drops == []
+    # the same change, on a dated preserved-thinking model reading its own blocks, is refused
+    session = anthropic_session(anthropic_emulator)
+    messages = [*copy.deepcopy(session.messages), {"role": "user", "content": "Next."}]
+    messages[0]["content"] = "edited"
+    with pytest.raises(anthropic.BadRequestError):
+        session.call(messages, model="claude-sonnet-5-5-20261001")
+    assert [r.path for r in anthropic_emulator.rejections] == ["messages.1.content.0"]
+
+
+def test_anthropic_none_valued_fields_sent_back_are_ignored(
+    anthropic_emulator: AnthropicEmulator,
+) -> None:
+    session = anthropic_session(anthropic_emulator)  # history holds exclude_none dumps
+    messages = copy.deepcopy(session.messages)
+    nones = {"text": {"citations": None}, "tool_use": {"caller": None}}
+    for message in messages[1::2]:  # every assistant turn, as the SDK's model_dump() has it
+        for block in message["content"]:
+            block.update(nones.get(block["type"], {}))
+    assert any(None in block.values() for m in messages[1::2] for block in m["content"])
+    session.call([*messages, {"role": "user", "content": "Next."}])
+    assert anthropic_emulator.rejections == []
+    assert anthropic_emulator.checked == (1 + 2) + 3

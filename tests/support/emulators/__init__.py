@@ -29,8 +29,13 @@ Use::
 Replies: :func:`text`, :func:`tool_call`, or :class:`Reply` (text plus several
 :class:`ToolCall`, Anthropic ``redacted_thinking``). When the script runs out, ``default``
 answers, else the request gets HTTP 500 and is listed in ``errors``. ``"stream": true``
-requests get a server-sent event stream of the same reply. Pytest fixtures of the same names
-in lower case live in ``tests/test_emulators.py``; copy the three lines where needed.
+requests get a server-sent event stream of the same reply.
+
+Pytest fixtures (``anthropic_emulator``, ``responses_emulator``, ``gemini_emulator``: an emulator
+answering "ok" by default; script it with ``emu.add_replies``) are defined in
+tests/test_emulators.py and tests/test_emulators_openai_gemini.py; copy the four lines where
+needed. :mod:`tests.support.emulators.drive` has small session drivers that keep the wire
+history as the SDK sent it, to replay or edit it.
 """
 
 from tests.support.emulators._server import (

@@ -61,9 +61,15 @@ _DROP = frozenset({"cache_control"})
 Mismatch = Literal["error", "drop_block", "allow"]
 
 
+def base_model(model: str) -> str:
+    """``model`` without a date suffix (``claude-sonnet-5-5-20261001`` -> ``claude-sonnet-5-5``)."""
+    head, _, tail = model.rpartition("-")
+    return head if head and len(tail) == 8 and tail.isdigit() else model
+
+
 def preserved(model: str) -> bool:
     """Whether ``model`` (maybe with a date suffix) runs the prefix check."""
-    return any(model == m or model.startswith(m + "-") for m in PRESERVED_THINKING_MODELS)
+    return base_model(model) in PRESERVED_THINKING_MODELS
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +141,7 @@ class AnthropicEmulator(LoopbackEmulator):
 
     def can_read(self, model: str, producer: str) -> bool:
         """Whether ``model`` may read thinking produced by ``producer``."""
+        model, producer = base_model(model), base_model(producer)
         return model == producer or producer in self._reads.get(model, frozenset())
 
     # ------------------------------------------------------------------------------------
