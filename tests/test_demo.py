@@ -301,11 +301,15 @@ def test_the_naive_loops_are_measured_on_their_own_requests(report: dict[str, An
     assert by_label["naive loop"]["injection_unfenced"] is True
     assert by_label["hydrangea"]["injection_unfenced"] is False
     assert by_label["hydrangea"]["tokens"] == sum(r["tokens"] for r in report["requests"])
-    # cut to the library's largest request, the naive loop forgets the first question for good
+    # cut to the library's largest request, the naive loop forgets what it cannot hold
     peak = by_label["hydrangea"]["peak"]
     cut = naive_loop(gateway, turns, schedule, budget=peak)
     first = json.dumps(scenario.turn_spec(1).user, ensure_ascii=False)[1:-1]
-    assert first not in json.dumps(cut[-1], ensure_ascii=False)
     assert "turn-1/user" in ours[-1] or first in ours[-1]
-    assert by_label[f"naive, cut to {peak}"]["turns_lost"] >= 1
+    lost = by_label[f"naive, cut to {peak}"]["turns_lost"]
+    if by_label["naive loop"]["peak"] > peak:  # the cut had to leave turns out
+        assert lost >= 1
+        assert first not in json.dumps(cut[-1], ensure_ascii=False)
+    else:
+        assert lost == 0
     assert by_label["hydrangea"]["turns_lost"] == 0

@@ -45,8 +45,8 @@ def test_tree_shows_areas_history_overlay_and_next_changes() -> None:
     for expected in [
         "Context openai: 11 items, episode 2",
         "Probe [2, 2] retain/yielded",
-        "[0] user: hint  (component 'hint', sent in episode 0)",  # before the newest item
-        "[1] user: hello",
+        "[0] user: hello",  # in the Context before the render: nothing goes in front of it
+        "[1] user: hint  (component 'hint', sent in episode 0)",  # before the areas' output
         "[2] user: step [one]",
         "[3] user: User is Alice  (component 'name')",
         "[7] assistant: hi there",
@@ -107,7 +107,7 @@ def test_explore_a_saved_session_and_a_saved_context(tmp_path: Path) -> None:
     lc.context.save(context_path)
     out = io.StringIO()
     explore_file(context_path, Console(file=out, width=140, color_system=None))
-    assert "[1] user: hello" in out.getvalue()
+    assert "[0] user: hello" in out.getvalue()
     assert "Components" not in out.getvalue()
     bad = tmp_path / "bad.json"
     bad.write_text('{"format": "other"}', encoding="utf-8")

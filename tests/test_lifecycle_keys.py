@@ -93,6 +93,8 @@ def test_keys_replace_update_delete_follow_the_model(
                         lc.add(build(spec, key))
                 else:
                     lc.add(build(spec, key).with_content(text))
+                    if key in model.finishing:  # taken over: a new component, added last
+                        model.forget(key)
                     model.put(key, spec, episode, text)
             elif op == "replace":
                 lc.add(build(spec, key).with_content(text), replace=True)

@@ -305,7 +305,9 @@ context_request = traced("hydrangea.request", _context_request)
 
 
 def _lifecycle_request(result: dict[str, Any], request: LifecycleRequest) -> _Attributes:
-    overlay = sum(len(entry.items) for entry in (*request.before, *request.after))
+    overlay = 0 if request.in_history else sum(
+        len(entry.items) for entry in (*request.before, *request.after)
+    )  # (components sent are history; only a version-0.1 request holds them apart)
     attributes = _request_attributes(
         result, request.context, request.adapter.gateway,
         items=request.history_view.length + overlay,

@@ -22,6 +22,8 @@ The rules, all deterministic (same items, same request) and none of them touchin
 
 from __future__ import annotations
 
+import sys
+
 import json
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -107,8 +109,15 @@ def merge_config(config: object, system: list[dict[str, Any]]) -> object:
     instruction: object = {"parts": [*_instruction_parts(own_json), *system]}
     fields = getattr(type(config), "model_fields", {})
     if "system_instruction" in fields:  # validate into the config's own field type (Content)
-        annotation: Any = fields["system_instruction"].annotation
-        instruction = TypeAdapter(annotation).validate_python(instruction)
+        genai_types = sys.modules.get(type(config).__module__)
+        content = getattr(genai_types, "Content", None)
+        if isinstance(content, type) and hasattr(content, "model_validate"):
+            # (the field's whole annotation is a union holding PIL's Image when Pillow is
+            # installed, which pydantic cannot build a schema for: validate the Content alone)
+            instruction = content.model_validate(instruction)
+        else:
+            annotation: Any = fields["system_instruction"].annotation
+            instruction = TypeAdapter(annotation).validate_python(instruction)
     return copy(update={"system_instruction": instruction})
 
 
