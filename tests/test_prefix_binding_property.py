@@ -15,6 +15,8 @@ dropped. 50 examples by default, 300 under the ``ci`` profile.
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +27,7 @@ from hydrangea.areas import CompactingConversation, ConversationArea, ToolLoopAr
 from hydrangea.asof import InMemoryRecordStore
 from hydrangea.context import Context, Route
 from hydrangea.context.area import AreaFlowState, AreaLifeState
+from hydrangea.context.native import NativeContent
 from hydrangea.context.readback import reply_of
 from hydrangea.coop import CoopContext
 from hydrangea.gateway import GatewayType
@@ -58,7 +61,7 @@ class Scratch:
         self.life_state = AreaLifeState.retain
         self.flow_state = AreaFlowState.yielded
 
-    def observe(self, view: object) -> None:
+    def observe(self, context: Sequence[NativeContent]) -> None:
         return None
 
     def render(self) -> list[Message]:
@@ -67,8 +70,8 @@ class Scratch:
         self.said = True
         return [Message(role=Role.user, content=self.note)]
 
-    def promote(self) -> list[Message]:
-        return [Message(role=Role.user, content=f"(done: {self.note})")]
+    def promote(self) -> tuple[Message, ...]:
+        return (Message(role=Role.user, content=f"(done: {self.note})"),)
 
     def gc_prologue(self) -> None:
         return None
@@ -211,7 +214,7 @@ def test_random_sessions_keep_every_binding(
             assert emu.drops == []
         bodies = [_unmarked(r.body) for r in emu.requests]
         key = _HISTORY[gateway]
-        for number, (earlier, later) in enumerate(zip(bodies, bodies[1:], strict=False)):
+        for number, (earlier, later) in enumerate(itertools.pairwise(bodies)):
             assert earlier.get("tools") == later.get("tools")
             if number in cuts:
                 continue

@@ -22,9 +22,8 @@ The rules, all deterministic (same items, same request) and none of them touchin
 
 from __future__ import annotations
 
-import sys
-
 import json
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
