@@ -148,7 +148,7 @@ turn = st.lists(  # the model steps of one turn: calls, server tool, results' or
 
 @given(
     gateway=st.sampled_from(ALL),
-    turns=st.lists(turn, min_size=3, max_size=8),
+    turns=st.lists(turn, min_size=3, max_size=5),
     idless=st.booleans(),
     cuts=st.lists(st.booleans(), min_size=8, max_size=8),
 )
