@@ -1,10 +1,11 @@
 """A turn of a tool loop costs O(new items) on every gateway (issue 28).
 
 Random agent sessions: each turn a user message, then model steps that make parallel tool calls
-(Gemini's without ids, answered by stable id or by name), some beside a server-side tool pair,
-answered one result at a time in any order with a request after every result (so most requests
-end in a call still open), lifecycle-style requests with overlay runs, and collections that cut
-the newest step away. After every request:
+(Gemini's without ids, answered by stable id or by name), some beside a server-side tool pair and
+a server-side compaction item (Anthropic, Responses), answered one result at a time in any order
+with a request after every result (so most requests end in a call still open), lifecycle-style
+requests with overlay runs and with a stable part ending earlier, and collections that cut the
+newest step away. After every request:
 
 * the request equals the gateway's builder run from scratch on the same items (the oracle of
   ``tests.test_request_cache``), and
@@ -39,8 +40,9 @@ def model_step(
     match gateway:
         case GatewayType.anthropic:
             content: list[dict[str, Any]] = [{"type": "text", "text": "on it"}]
-            if server:
+            if server:  # a server-side compaction block and a server tool pair
                 content += [
+                    {"type": "compaction", "content": f"summary before {names[0]}"},
                     {"type": "server_tool_use", "id": f"srv_{names[0]}", "name": "web_search",
                      "input": {"query": "q"}},
                     {"type": "web_search_tool_result", "tool_use_id": f"srv_{names[0]}",
@@ -58,7 +60,9 @@ def model_step(
                 {"type": "reasoning", "id": f"rs_{names[0]}", "summary": [],
                  "encrypted_content": "enc"},
             ]
-            if server:
+            if server:  # a server tool call and a server-side compaction item
+                output.append({"type": "compaction", "id": f"cmp_{names[0]}",
+                               "encrypted_content": "enc"})
                 output.append({"type": "web_search_call", "id": f"ws_{names[0]}",
                                "status": "completed",
                                "action": {"type": "search", "query": "q"}})
