@@ -26,6 +26,7 @@ if str(BENCH) not in sys.path:
     sys.path.insert(0, str(BENCH))
 
 from cachestudy.machine import machine  # noqa: E402
+from reporting.agent import agent_section  # noqa: E402
 from reporting.cache import cache_section  # noqa: E402
 from reporting.common import Page, fmt, load_json, number, table  # noqa: E402
 from reporting.peers import (  # noqa: E402
@@ -37,7 +38,7 @@ from reporting.peers import (  # noqa: E402
 from reporting.stores import stores_section  # noqa: E402
 from reporting.turns import load_section, session_section, tokenizers_section  # noqa: E402
 
-KNOWN = ("coop", "asof", "lifecycle", "cache", "stores", "session", "load", "tokenizers")
+KNOWN = ("agent", "coop", "asof", "lifecycle", "cache", "stores", "session", "load", "tokenizers")
 
 
 def _machine_line(run: dict[str, Any] | None, results: dict[str, dict[str, Any] | None]) -> str:
@@ -107,6 +108,7 @@ def build() -> Page:
     )
     _runs(page, run)
     sections = {
+        "agent": agent_section,
         "coop": coop_section,
         "asof": asof_section,
         "lifecycle": lifecycle_section,

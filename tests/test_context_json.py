@@ -98,24 +98,6 @@ def test_loads_refuses_non_finite_numbers(text: str) -> None:
         codec.loads(text)
 
 
-def test_loads_restores_the_garbage_collector_even_on_error() -> None:
-    import gc
-
-    assert gc.isenabled()
-    with pytest.raises(json.JSONDecodeError):
-        codec.loads("{broken")
-    assert gc.isenabled()
-    gc.disable()
-    try:
-        codec.loads("[1]")
-        assert not gc.isenabled()  # a caller's choice is kept
-    finally:
-        gc.enable()
-
-
-# -- Context.to_json / from_json ------------------------------------------------------------
-
-
 def _saved(items: list[Any]) -> str:
     return standard({"format": "hydrangea.context", "version": 1, "gateway": "openai",
                      "items": items})

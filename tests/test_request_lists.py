@@ -202,3 +202,31 @@ def test_a_request_list_converts_as_a_list_does() -> None:
     assert dataclasses.asdict(Sent(listed)) == {"messages": list(listed)}
     assert type(listed)(iter(listed)) == listed
 
+
+
+@given(gateway=st.sampled_from(ALL), steps=st.lists(step, max_size=15),
+       cuts=st.lists(st.integers(0, 20), min_size=15, max_size=15))
+def test_without_reference_counts_every_request_is_a_fresh_copy_equal_to_a_fresh_build(
+    gateway: GatewayType, steps: list[tuple[str, Any]], cuts: list[int]
+) -> None:
+    """The plain fallback (an interpreter whose reference counts cannot be trusted, as
+    free-threaded CPython or PyPy): nothing is recycled, and requests are the same."""
+    from hydrangea.context import _lent
+
+    counter = _lent._REFCOUNT
+    _lent._REFCOUNT = None
+    try:
+        context = Context(gateway)
+        runs = overlay(gateway)
+        for (kind, value), cut in zip(steps, cuts, strict=False):
+            context = apply(context, kind, value)
+            cache = context._requests
+            before = (cache.copies, cache.incremental)
+            assert dumped(context.request()) == dumped(oracle(context, len(context), []))
+            stable = min(cut, len(context))
+            built = context.build_incremental(stable, runs, overlay=[len(runs)])
+            assert dumped(built) == dumped(oracle(context, stable, copy.deepcopy(runs)))
+            # every request built on the cached prefix copied it into a new list
+            assert cache.copies - before[0] == cache.incremental - before[1]
+    finally:
+        _lent._REFCOUNT = counter

@@ -78,19 +78,13 @@ class _State:
     """The process-wide settings, and the tracer: ``None`` when spans are off (no
     OpenTelemetry, or disabled), a sentinel until the first traced call loads it."""
 
-    __slots__ = ("idle", "provider", "settings", "tracer", "use_span")
+    __slots__ = ("provider", "settings", "tracer", "use_span")
 
     def __init__(self) -> None:
         self.settings = TracingSettings()
         self.tracer: Any = _UNLOADED
         self.provider: Any = None
         self.use_span: Any = None  # opentelemetry.trace.use_span, once loaded
-        self.idle: Callable[[], bool] = _never
-        """True while the loaded tracer is OpenTelemetry's proxy with no provider behind it."""
-
-
-def _never() -> bool:
-    return False
 
 
 _STATE = _State()
@@ -143,26 +137,8 @@ def _load() -> Any:
     _STATE.use_span = trace.use_span
     provider = _STATE.provider
     if provider is not None:
-        _STATE.idle = _never
         return provider.get_tracer("hydrangea", __version__)
-    tracer = trace.get_tracer("hydrangea", __version__)
-    _STATE.idle = _idle_check(trace, tracer)
-    return tracer
-
-
-def _idle_check(trace: Any, tracer: Any) -> Callable[[], bool]:
-    """For OpenTelemetry's proxy tracer (the API before any provider is set): a check that is
-    true while the proxy has no provider to hand its spans to. It then hands out only spans
-    with an invalid context, which :func:`_start` would end at once: the check lets it skip
-    making them. The proxy's rule is read as the proxy reads it (the module's global provider,
-    set once and for good); an API without that global gets a check that is never true."""
-    if not isinstance(tracer, trace.ProxyTracer) or not hasattr(trace, "_TRACER_PROVIDER"):
-        return _never
-
-    def idle() -> bool:
-        return trace._TRACER_PROVIDER is None and _STATE.tracer is tracer
-
-    return idle
+    return trace.get_tracer("hydrangea", __version__)
 
 
 def _start(name: str, started: int | None = None) -> Any:
@@ -170,7 +146,7 @@ def _start(name: str, started: int | None = None) -> Any:
     off, or OpenTelemetry's no-op tracer (the API without an SDK), whose spans carry no valid
     context. Then nothing more is made: no context is attached, no attribute computed."""
     tracer = _tracer()
-    if tracer is None or _STATE.idle():
+    if tracer is None:
         return None
     live = tracer.start_span(name, start_time=started)
     if live.get_span_context().is_valid:
@@ -279,9 +255,8 @@ class _Traced:
 
 
 def _off() -> bool:
-    """True when no span can be made now: spans off, or the proxy tracer with no provider."""
-    tracer = _STATE.tracer
-    return tracer is None or (tracer is not _UNLOADED and _STATE.idle())
+    """True when no span can be made now: spans off."""
+    return _STATE.tracer is None
 
 
 def _same(result: _R) -> _R:
@@ -320,10 +295,7 @@ def traced(
 
         @wraps(function)
         def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-            tracer = _STATE.tracer  # _off(), inlined: this runs on every traced call
-            if tracer is None or (tracer is not _UNLOADED and _STATE.idle()):
-                return function(*args, **kwargs)
-            if (live := _start(name)) is None:
+            if _STATE.tracer is None or (live := _start(name)) is None:  # (_off(), inlined)
                 return function(*args, **kwargs)
             with spec.call(live, args, kwargs) as done:
                 return cast("_R", done(function(*args, **kwargs)))

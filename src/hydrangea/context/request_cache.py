@@ -23,6 +23,11 @@ A boundary is only used when that composition is exact for the gateway:
   tail of a request may still merge into the prefix's last turn, which is then rebuilt for that
   request (the cached turn is not changed).
 
+The boundary always exists: each request moves the cached prefix up to the last position at or
+before its stable part (non-Anthropic: before its last item) that obeys these rules: in a tool
+loop, the position right before the call still waiting for its result. ``incremental``,
+``from_scratch`` and ``built_items`` count what each request cost.
+
 A detach below the cached prefix cuts the cache back to the last boundary before it.
 Cached messages are built once and shared by every later request (read-only; see "What you may
 mutate" in the providers guide); the request's top-level dict and lists are the caller's: the
@@ -49,6 +54,10 @@ from hydrangea.gateway import GatewayType
 
 __all__ = ["RequestCache"]
 
+
+_TRIES = 4
+"""How many closed ends, latest first, one advance tries (Gemini: an end whose next item would
+merge into the prefix's last turn is passed over for the one before)."""
 
 _KEPT_RUNS = 16
 """How many requests an overlay run's messages outlive its last use (a cyclic component that is
@@ -78,14 +87,17 @@ class RequestCache:
         "_adapter",
         "_alone",
         "_blocks",
+        "_built",
         "_checkpoints",
         "_chunks",
+        "_counts",
         "_head",
         "_kept",
         "_key",
         "_lender",
         "_messages",
         "_non_system",
+        "_on",
         "_requests",
         "_seen",
         "_stuck",
@@ -108,6 +120,9 @@ class RequestCache:
         self._requests = 0  # requests built with an overlay
         self._lender = Lender()  # the requests' top-level lists, recycled (see ``_lent``)
         self._stuck: tuple[int, int, int | None] | None = None  # an advance found not valid
+        self._counts = [0, 0]  # requests built on a cached prefix, requests built whole
+        self._built = 0  # items the last request handed to the builder (overlay runs kept aside)
+        self._on = self._checkpoints[0]  # the checkpoint the last request was built on
         self.memo: dict[str, Any] = {}
         """Anthropic: the breakpoint placement's memo for this prefix (emptied on a detach)."""
         self.lock = threading.Lock()
@@ -151,6 +166,22 @@ class RequestCache:
     def copies(self) -> int:
         """How many request lists were made by copying the cached prefix (not recycled)."""
         return self._lender.copies
+
+    @property
+    def incremental(self) -> int:
+        """How many requests were built on a cached prefix (the items after it built alone)."""
+        return self._counts[0]
+
+    @property
+    def from_scratch(self) -> int:
+        """How many requests the builder made whole (no cached prefix before them yet)."""
+        return self._counts[1]
+
+    @property
+    def built_items(self) -> int:
+        """How many items the last request's builder calls were given (the cost of a turn):
+        the stable items after the cached prefix and the tail, an overlay's kept runs aside."""
+        return self._built
 
     @property
     def seen(self) -> int:
@@ -215,15 +246,15 @@ class RequestCache:
         tail: Sequence[NativeContent],
         overlay: Sequence[int] = (),
     ) -> tuple[dict[str, Any], _Checkpoint]:
-        anthropic = self._adapter.gateway is GatewayType.anthropic
-        self._advance(source, stable if anthropic else min(stable, len(source) - 1))
-        checkpoint = self._usable(stable)
+        self._advance(source, stable)
+        checkpoint = self._on = self._usable(stable)
         p = checkpoint.items
         covered = sum(overlay)
         messages = None
         if p > 0 and checkpoint.messages > 0 and 0 < covered <= len(tail):
             head = list(source[p:stable])  # stable items the cache has not taken in yet
             if self._closed(head):
+                self._built = len(head) + len(tail) - covered
                 messages = self._lender.take(self._messages, checkpoint.messages)
                 if head:
                     self._extend(messages, source[p - 1], head, checkpoint.counted)
@@ -233,13 +264,17 @@ class RequestCache:
                         self._extend(messages, tail[covered - 1], remainder, checkpoint.counted)
                     out = self._head_copy()
                     out[self._key] = messages
+                    self._counts[0] += 1
                     return out, checkpoint
                 reset(messages, self._messages, checkpoint.messages)  # a seam was not exact
         rest = [*source[p:stable], *tail]
+        self._built = len(rest)
         if p == 0:
+            self._counts[1] += 1
             built = self._adapter.build_request(rest)
             built[self._key] = list(built.get(self._key) or [])
             return built, self._checkpoints[0]
+        self._counts[0] += 1
         out = self._head_copy()
         if messages is None:
             messages = self._lender.take(self._messages, checkpoint.messages)
@@ -353,9 +388,13 @@ class RequestCache:
         The cached messages up to the last checkpoint at or before ``boundary`` are shared by
         construction; only the items after it are built (none at a checkpoint)."""
         messages = full.get(self._key) or []
-        anthropic = self._adapter.gateway is GatewayType.anthropic
+        # Anthropic: a boundary's count is kept for later requests when it stops inside the
+        # messages of the latest checkpoint, which this request was built on (they are the
+        # same objects in every request built on it, whatever its tail)
+        latest = self._checkpoints[-1]
+        memo = self._adapter.gateway is GatewayType.anthropic and self._on is latest
         shared: dict[int, int] = self.memo.setdefault("shared", {})
-        hit = shared.get(boundary) if anthropic else None
+        hit = shared.get(boundary) if memo else None
         if hit is not None:
             return min(hit, len(messages))
         checkpoint = self._usable(boundary)
@@ -372,8 +411,7 @@ class RequestCache:
             if before is not now and before != now:
                 break
             count += 1
-        if anthropic and boundary < self.prefix and count < len(messages):
-            # inside the closed prefix the answer no longer depends on the request's tail
+        if memo and boundary < latest.items and count < latest.messages:
             shared[boundary] = count
         return count
 
@@ -434,6 +472,11 @@ class RequestCache:
         return {"role": "user", "content": "."}
 
     def _advance(self, source: Sequence[NativeContent], stable: int) -> None:
+        """Move the cached prefix up to the last usable boundary at or before ``stable``.
+
+        In a tool loop the item before ``stable`` is often a call still waiting for its
+        result: the boundary is then the last closed position before it (no call of the new
+        segment open across it), so the cached prefix keeps up with the history."""
         p = self.prefix
         if stable <= p:
             return
@@ -441,12 +484,72 @@ class RequestCache:
         attempt = (p, stable, id(source[stable]) if stable < len(source) else None)
         if attempt == self._stuck:
             return
-        self._stuck = attempt  # until it is taken below
+        self._stuck = attempt  # until a boundary is taken below
+        if stable >= len(source) and self._adapter.gateway is not GatewayType.anthropic:
+            # the boundary needs the item after it (Gemini merging) known; Anthropic's builder
+            # merges no turns, so the items' own request is a prefix of every longer one's
+            stable = len(source) - 1
+            if stable <= p:
+                return
         segment = list(source[p:stable])
         before = self._checkpoints[-1]
         pairing = self._pairing(segment, before.counted)
-        if not self._valid(source, stable, segment, pairing):
-            return
+        for end in self._closed_ends(segment, pairing):
+            if end < len(segment):
+                pairing = self._pairing(segment[:end], before.counted)
+            if self._take(source, p, segment[:end], pairing):
+                self._stuck = None
+                return
+
+    def _closed_ends(self, segment: list[NativeContent], pairing: Pairing) -> list[int]:
+        """The ends ``e`` (latest first, at most ``_TRIES``) at which ``segment[:e]`` may be a
+        cache boundary: no call of it open across ``e``, a non-system item before it (or in the
+        prefix), no id-less call before it (not Gemini), Responses: not after a reasoning item."""
+        n = len(segment)
+        limit = n
+        blocked = [0] * (n + 2)  # +1 at the first end a call's exchange covers, -1 past it
+        idless_stop = self._adapter.gateway is not GatewayType.gemini
+        for site, call, _ in pairing.calls:
+            at = site[0]
+            result = pairing.answer.get(site)
+            if result is None or (idless_stop and call.id is None):
+                limit = min(limit, at)
+                continue
+            if result[0] > at:
+                blocked[at + 1] += 1
+                blocked[result[0] + 1] -= 1
+        first = 0
+        if not self._non_system:
+            first = next((i + 1 for i, item in enumerate(segment)
+                          if item.get("role") != "system"), n + 1)
+        responses = self._adapter.gateway is GatewayType.openai_responses
+        open_calls = 0
+        open_at = [False] * (limit + 1)
+        for e in range(1, limit + 1):
+            open_calls += blocked[e]
+            open_at[e] = open_calls > 0
+        ends: list[int] = []
+        for e in range(limit, max(first, 1) - 1, -1):
+            if open_at[e] or (responses and segment[e - 1].get("type") == "reasoning"):
+                continue
+            ends.append(e)
+            if len(ends) == _TRIES:
+                break
+        return ends
+
+    def _take(
+        self,
+        source: Sequence[NativeContent],
+        p: int,
+        segment: list[NativeContent],
+        pairing: Pairing,
+    ) -> bool:
+        """Cache ``segment`` (the items after the prefix ``p``) as a new checkpoint, if the
+        boundary after it is exact (:meth:`_ends_exact`, Gemini: :meth:`_closes`)."""
+        stable = p + len(segment)
+        if not self._ends_exact(segment, pairing):
+            return False
+        before = self._checkpoints[-1]
         gemini = self._adapter.gateway is GatewayType.gemini
         counted = pairing.counted if gemini else None  # Gemini counts id-less calls on
         if p == 0:
@@ -459,7 +562,7 @@ class RequestCache:
                 raise AssertionError("a cached Gemini turn merged with the next segment")
             last = new[-1] if new else self._messages[-1] if self._messages else None
         if stable < len(source) and not self._closes(last, source[stable]):
-            return
+            return False
         if p == 0:
             self._head = {k: v for k, v in built.items() if k != self._key}
             self._messages = new
@@ -476,22 +579,7 @@ class RequestCache:
         self._checkpoints.append(
             _Checkpoint(stable, len(self._messages), len(self._blocks), counted)
         )
-        self._stuck = None
-
-    def _valid(
-        self,
-        source: Sequence[NativeContent],
-        stable: int,
-        segment: list[NativeContent],
-        pairing: Pairing,
-    ) -> bool:
-        if stable >= len(source) and self._adapter.gateway is not GatewayType.anthropic:
-            # the boundary needs the item after it (Gemini merging) known; Anthropic's builder
-            # merges no turns, so the items' own request is a prefix of every longer one's
-            return False
-        if not (self._non_system or any(item.get("role") != "system" for item in segment)):
-            return False
-        return self._ends_exact(segment, pairing)
+        return True
 
     def _ends_exact(self, segment: Sequence[NativeContent], pairing: Pairing) -> bool:
         """Whether what follows ``segment`` (non-empty, paired as ``pairing``) can be built on
