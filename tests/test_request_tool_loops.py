@@ -134,6 +134,8 @@ class Session:
             tail = [item for run in runs for item in run]
             built = context.build_incremental(stable, tail, overlay=[len(r) for r in runs])
             assert dumped(built) == dumped(oracle(context, stable, copy.deepcopy(tail)))
+        if picks or cut:
+            context.request()  # what is sent (and answered next) is the history itself
 
 
 turn = st.lists(  # the model steps of one turn: calls, server tool, results' order, overlays
@@ -168,6 +170,7 @@ def test_every_request_of_a_tool_loop_is_built_on_the_cache_and_equals_a_fresh_b
     for t, (steps, cut) in enumerate(zip(turns, cuts, strict=False)):
         session.turns.append(len(context))
         context.emplace_message(Message(role=Role.user, content=f"task {t} " + "x" * t))
+        context.request()  # the request the model answers with the first step
         for s, (count, server, order, picks, collect, cuts_back) in enumerate(steps):
             names = [f"t{t}s{s}c{n}" for n in range(count)]
             body, refs = model_step(gateway, names, server=server, idless=idless)
@@ -213,6 +216,7 @@ def test_in_a_tool_loop_the_cached_prefix_stops_right_before_the_open_call() -> 
         for t in range(40):
             context.emplace_message(Message(role=Role.user, content=f"task {t}"))
             call_at = len(context)
+            context.request()  # the request the model answers with the call
             body, refs = model_step(gateway, [f"c{t}"], server=False, idless=False)
             context.push_back(body)
             context.request()
