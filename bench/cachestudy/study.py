@@ -220,7 +220,8 @@ def _library(
         tooled = Renderer(renderer.counter, renderer.gateway, [recall_tool(renderer.gateway)])
         return LibraryStrategy(
             transcript, tooled, budget, threshold=setting.threshold, rollup=setting.rollup,
-            summarizer=HeadlineSummarizer(), rollup_detail="headlines", name=RECALL_NAME,
+            summarizer=HeadlineSummarizer(), rollup_detail="headlines",
+            name=f"{RECALL_NAME} (resend {setting.resend.value.replace('_', ' ')})",
             in_loops=setting.in_loops, resend=setting.resend,
         )
     return LibraryStrategy(
@@ -297,7 +298,8 @@ def run_study(
     if real_library_available():
         recall_sweep = sweep(
             [
-                LibrarySetting(t, r, in_loops=True)
+                LibrarySetting(t, r, in_loops=True, resend=resend)
+                for resend in Resend
                 for t in config.thresholds
                 for r in config.recall_rollups
             ],
@@ -395,7 +397,7 @@ def _other_seed(
 
 def _recall_targets(main: Sequence[StrategyResult]) -> dict[str, Any]:
     """Whether the recall setting bills at most summarize-and-replace's cheapest and keeps all."""
-    recall = [r for r in main if r.name == RECALL_NAME]
+    recall = [r for r in main if r.name.startswith(RECALL_NAME)]
     summary = [r for r in main if r.name == "summarize and replace"]
     if not recall or not summary:
         return {}
@@ -498,6 +500,8 @@ def _to_json(
             "summary_caps": list(config.summary_caps),
             "prefix_granularity": "message",
             "recall_rollups": list(config.recall_rollups),
+            "resend_policies": [policy.value for policy in Resend],
+            "replies_carry_bound_reasoning": True,
         },
         "session": {
             "turns": len(transcript.turns),
