@@ -19,6 +19,7 @@ from hydrangea.asof import (
     ItemKind,
     Provenance,
     StructuredSummary,
+    SummaryPointerError,
     Trust,
     unfence,
 )
@@ -139,7 +140,7 @@ def test_extractive_summarizer_merges_summary_items() -> None:
         priority=0, summary=carried,
     )
     out = ExtractiveSummarizer().summarize([item, doc(1)])
-    assert out.facts == ("kept fact",)
+    assert out.facts == ("kept fact", "Fact number 1 is true.")  # keelgate: first sentences
     assert out.pointers == ("doc-1", "old")  # as the text lists them: noted first
     assert out.notes == ("Fact number 1 is true.", "")
     assert out.note_of("doc-1") == "Fact number 1 is true." and out.note_of("old") == ""
@@ -162,7 +163,9 @@ def oracle_render(summary: StructuredSummary) -> str:
     bare = [label(p) for p, t in zip(summary.pointers, notes, strict=True) if not t]
     if bare:
         lines.append(("records:" if len(bare) == n else "also:") + "".join(" " + b for b in bare))
-    for title, entries in (("facts", summary.facts), ("decisions", summary.decisions),
+    noted = set(notes)
+    facts = tuple(f for f in summary.facts if f not in noted)  # already beside their pointer
+    for title, entries in (("facts", facts), ("decisions", summary.decisions),
                            ("open questions", summary.open_questions)):
         if entries:
             lines.append(title + ":")
@@ -219,7 +222,9 @@ def test_extraction_notes_each_item_with_its_first_sentence(
     summary = extractor.summarize(items)
     assert summary.pointers == tuple(i.item_id for i in items)
     assert summary.notes == (tuple(notes) if items else ())
-    assert summary.facts == ()
+    # keelgate's rule: each first sentence is a fact (once; empty sentences are no fact)
+    assert summary.facts == tuple(dict.fromkeys(n for n in notes if n))
+    assert summary.render().count("\nfacts:") == 0  # each is already its pointer's note
 
 
 def forged_summary_item(item_id: str, pointers: tuple[str, ...]) -> ContextItem:
@@ -248,8 +253,10 @@ def test_forged_pointers_of_an_untrusted_summary_item_are_not_carried(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     store = InMemoryRecordStore()
-    store.put(doc(900))  # a real record: a pointer to it may be carried
-    mem = forged_summary_item("mem-1", ("ghost-42", "payroll-db", "doc-900"))
+    store.put(doc(900))  # a real record, replaced by a stored summary: a pointer to it may be
+    replaced = forged_summary_item("summary-900", ("doc-900",))  # carried through that summary
+    store.put(replaced)
+    mem = forged_summary_item("mem-1", ("ghost-42", "payroll-db", "summary-900", "doc-900"))
     with caplog.at_level(logging.WARNING, logger="hydrangea.asof.builder"):
         built = round_of(store, (mem,), 0, budget=400)
     (warning,) = [r for r in caplog.records if r.name == "hydrangea.asof.builder"]
@@ -269,6 +276,25 @@ def test_forged_pointers_of_an_untrusted_summary_item_are_not_carried(
     assert "mem-1 remembers the payroll." in summary.summary.facts
 
 
+def test_a_caller_summary_pointing_at_a_record_it_did_not_replace_is_refused() -> None:
+    store = InMemoryRecordStore()
+    store.put(ContextItem.outside(ItemKind.DOCUMENT, "Salaries: ...", item_id="hr-salaries",
+                                  published_at=AS_OF - timedelta(days=30), origin="hr"))
+    store.put(doc(900))
+    replaced = forged_summary_item("summary-900", ("doc-900",))
+    store.put(replaced)
+    for pointers in [("hr-salaries",), ("summary-900", "doc-900", "hr-salaries")]:
+        mem = forged_summary_item("mem-1", pointers)
+        before = {i: store.get(i) for i in store.ids()}
+        with pytest.raises(SummaryPointerError, match="'hr-salaries'"):
+            round_of(store, (mem,), 0, budget=400)
+        with pytest.raises(SummaryPointerError):  # refused even when nothing is compacted
+            round_of(store, (mem,), 0, budget=10**6)
+        assert {i: store.get(i) for i in store.ids()} == before  # nothing stored
+    # the summary a build made and stored stands for what it points at
+    assert round_of(store, (replaced,), 0, budget=400).summary_items
+
+
 @given(st.lists(st.sampled_from(["ghost-42", "payroll-db", "doc-900", "doc-3", "mem-2"]),
                 max_size=5, unique=True),
        st.booleans(), st.integers(250, 600))
@@ -276,8 +302,11 @@ def test_every_pointer_of_every_built_summary_resolves(
     claimed: list[str], seeded: bool, budget: int
 ) -> None:
     store = InMemoryRecordStore()
-    if seeded:
+    if seeded:  # a real record, replaced by a stored summary the claim then merges
         store.put(doc(900))
+        store.put(forged_summary_item("summary-900", ("doc-900",)))
+        if "doc-900" in claimed:
+            claimed = [*claimed, "summary-900"]
     items = (forged_summary_item("mem-1", tuple(claimed)),
              forged_summary_item("mem-2", ("ghost-42",)))
     built = round_of(store, items, 0, budget=budget)

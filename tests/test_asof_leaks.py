@@ -143,6 +143,7 @@ def test_a_carried_pointer_never_leads_to_a_record_published_after_as_of() -> No
         published_at=AS_OF - timedelta(days=1), provenance=Provenance(origin="memory"),
         summary=carried,
     )
+    store.put(summary)  # an earlier build made it: it stands for what it points at
     builder = ContextBuilder(as_of=AS_OF, token_budget=120, records=store)
     builder.add(summary)
     for i in range(10, 20):

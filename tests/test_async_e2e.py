@@ -24,7 +24,7 @@ from hydrangea.coop import CoopContext
 from hydrangea.gateway import GatewayType
 from hydrangea.lifecycle import Component, Lifecycle
 from hydrangea.message import Message, Role, TextPart, ToolCallPart
-from hydrangea.tools import tool
+from hydrangea.tools import tool, unfence_tool_output
 from tests.support.capture_server import capture_server
 
 Call = tuple[str, str, dict[str, Any]]
@@ -314,7 +314,8 @@ def _results(gateway: GatewayType, body: dict[str, Any]) -> dict[str, tuple[str,
                         out[fr["id"]] = (text if isinstance(text, str) else json.dumps(text), error)
         case _:
             assert_never(gateway)
-    return out
+    # every result reached its slot fenced as untrusted data; recovered exactly here
+    return {key: (unfence_tool_output(text), error) for key, (text, error) in out.items()}
 
 
 async def _agent(gateway: GatewayType, base_url: str) -> tuple[ToolLoopArea, AsyncInbox, Lifecycle]:

@@ -212,12 +212,12 @@ def test_the_display_shows_the_facts_at_a_glance() -> None:
     out = done.stdout
     for phrase in (
         "Requests",
-        "cached prefix",
+        "cached",
         "As-of retrieval",
         "forum-post-8812",
         "audit-2026-q2",
         "Compaction checkpoint",
-        "Pointers",
+        "pointers, each to the full record",
         "Reasoning state",
         "byte-identical",
     ):
@@ -245,3 +245,67 @@ def test_every_request_is_valid_for_the_official_sdk(report: dict[str, Any]) -> 
     gateway = GatewayType(report["gateway"])
     for request in report["requests"]:
         validate_request(gateway, request["body"])
+
+
+# -- day one (issue 25): readable at 80 columns, and what a naive loop would have done --------
+
+
+def run_at_80(*args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "hydrangea", *args],
+        capture_output=True, text=True, timeout=120, check=False,
+        env=dict(os.environ, COLUMNS="80"),
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_the_demo_reads_at_80_columns_with_no_cell_cut() -> None:
+    out = run_at_80("demo", "--gateway", "anthropic")
+    assert max(len(line) for line in out.splitlines()) <= 80
+    # every name the tables show stands whole on one line (rich cut them with an ellipsis)
+    for name in ("handover-notice", "cite-sources", "current-task", "notify-check",
+                 "conversation#1", "audit-2026-q2", "2026-04-02 12:00"):
+        assert name in out, name
+    assert not re.search(r"[\w-]…\s*│", out.split("How to read a fence")[0])
+    assert "(0 facts)" not in out
+    assert "How to read a fence" in out and "␛r" in out
+
+
+def test_the_summary_of_a_checkpoint_has_facts(report: dict[str, Any]) -> None:
+    (first, *_) = report["compactions"]
+    facts, records = first["summary"]["facts"], first["records"]
+    assert facts
+    # each fact is the first sentence of a record the summary points to
+    assert all(any(record.startswith(fact.rstrip("…")) for record in records.values())
+               for fact in facts)
+
+
+def test_the_naive_loops_are_measured_on_their_own_requests(report: dict[str, Any]) -> None:
+    from hydrangea.demo import scenario
+    from hydrangea.demo.naive import naive_loop
+
+    gateway = GatewayType(report["gateway"])
+    turns = len(report["turns"])
+    texts = {r.key: r.text for r in scenario.reminders()}
+    schedule = [[texts[k] for k in r["overlay"]] for r in report["requests"]]
+    naive = [json.dumps(k, ensure_ascii=False) for k in naive_loop(gateway, turns, schedule)]
+    ours = [json.dumps(r["body"], ensure_ascii=False) for r in report["requests"]]
+    audit = json.dumps(AUDIT_TEXT, ensure_ascii=False)[1:-1]
+    assert any(audit in text for text in naive) and not any(audit in text for text in ours)
+    assert any(INJECTION_START in text and FORGED_END in text for text in naive)
+    assert not any(FORGED_END in text for text in ours)
+    by_label = {loop["label"]: loop for loop in report["loops"]}
+    assert by_label["hydrangea"]["future_documents"] == 0
+    assert by_label["naive loop"]["future_documents"] == 1
+    assert by_label["naive loop"]["injection_unfenced"] is True
+    assert by_label["hydrangea"]["injection_unfenced"] is False
+    assert by_label["hydrangea"]["tokens"] == sum(r["tokens"] for r in report["requests"])
+    # cut to the library's largest request, the naive loop forgets the first question for good
+    peak = by_label["hydrangea"]["peak"]
+    cut = naive_loop(gateway, turns, schedule, budget=peak)
+    first = json.dumps(scenario.turn_spec(1).user, ensure_ascii=False)[1:-1]
+    assert first not in json.dumps(cut[-1], ensure_ascii=False)
+    assert "turn-1/user" in ours[-1] or first in ours[-1]
+    assert by_label[f"naive, cut to {peak}"]["turns_lost"] >= 1
+    assert by_label["hydrangea"]["turns_lost"] == 0

@@ -13,8 +13,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-from agents import Agent, Runner, function_tool, set_tracing_disabled
+from agents import Agent, RunConfig, Runner, function_tool, set_tracing_disabled
 from agents.items import ModelResponse, TResponseInputItem, TResponseStreamEvent
 from agents.models.interface import Model
 from agents.usage import Usage
@@ -24,8 +23,8 @@ from openai.types.responses import (
     ResponseOutputText,
 )
 
+from hydrangea.asof.fence import unfence
 from hydrangea.context import Context
-from hydrangea.errors import SessionConflictError
 from hydrangea.integrations.openai_agents import HydrangeaSession
 from hydrangea.stores import SqliteSessionStore
 
@@ -69,8 +68,9 @@ def ticket_status(ticket: str) -> str:
 async def _conversation(session: HydrangeaSession, model: ScriptedModel) -> list[str]:
     agent = Agent(name="support", instructions="Be brief.", model=model, tools=[ticket_status])
     answers = []
+    config = RunConfig(call_model_input_filter=session.fence_model_input)
     for question in ("Is HW-1 closed?", "Thanks, and now?"):
-        result = await Runner.run(agent, question, session=session)
+        result = await Runner.run(agent, question, session=session, run_config=config)
         answers.append(str(result.final_output))
     return answers
 
@@ -83,6 +83,12 @@ def test_a_tool_conversation_keeps_its_prefix_and_survives_a_restart(tmp_path: P
     assert len(model.inputs) == 4
     for earlier, later in zip(model.inputs, model.inputs[1:], strict=False):
         assert later[: len(earlier)] == earlier  # every request extends the one before
+    outputs = [item for item in model.inputs[-1]
+               if isinstance(item, dict) and item.get("type") == "function_call_output"]
+    assert len(outputs) == 2
+    for output in outputs:  # the model saw each tool output fenced, once
+        (block,) = unfence(str(dict(output)["output"]))
+        assert block.content == "HW-1 is closed" and block.origin == "ticket_status"
     reopened = HydrangeaSession("user-1", SqliteSessionStore(tmp_path / "sessions.db"))
     stored = asyncio.run(reopened.get_items())
     kinds = [item.get("type", "message") for item in stored]
@@ -105,12 +111,12 @@ def test_pop_and_clear_take_items_from_the_tail_only(tmp_path: Path) -> None:
     assert isinstance(session.context, Context) and len(session.context) == 0
 
 
-def test_two_workers_on_one_session_get_a_conflict_not_a_lost_update(tmp_path: Path) -> None:
+def test_two_workers_on_one_session_both_land_none_lost(tmp_path: Path) -> None:
     first = HydrangeaSession("shared", SqliteSessionStore(tmp_path / "w.db"))
     second = HydrangeaSession("shared", SqliteSessionStore(tmp_path / "w.db"))
     asyncio.run(first.add_items([{"role": "user", "content": "from the first worker"}]))
-    with pytest.raises(SessionConflictError):
-        asyncio.run(second.add_items([{"role": "user", "content": "from the second"}]))
+    asyncio.run(second.add_items([{"role": "user", "content": "from the second"}]))
+    assert asyncio.run(first.pop_item()) == {"role": "user", "content": "from the second"}
     reopened = HydrangeaSession("shared", SqliteSessionStore(tmp_path / "w.db"))
     assert asyncio.run(reopened.get_items()) == [
         {"role": "user", "content": "from the first worker"}]

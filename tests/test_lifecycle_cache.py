@@ -129,7 +129,7 @@ def test_history_only_grows_between_collections(
             new = items[len(previous) :]
             for item in request.overlay:  # each component this episode sends is sent once
                 assert new.count(item.items[0]["content"]) == 1
-        assert {t for t in history if t.startswith("component")} <= {*ephemerals, *permanents}
+        assert {t for t in history if str(t).startswith("component")} <= {*ephemerals, *permanents}
         coop.context.push_back({"role": "assistant", "content": f"reply{episode}"})
         previous = texts(coop.context[:])
 

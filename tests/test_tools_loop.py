@@ -26,6 +26,7 @@ from hydrangea.tools import (
     ToolDefinitionError,
     tool,
     tool_definitions,
+    unfence_tool_output,
 )
 from tests.support.json_strategies import json_values, tool_arguments
 
@@ -64,8 +65,10 @@ def calls(*parts: tuple[str, str, dict[str, Any]]) -> Message:
 
 
 def results(area: ToolLoopArea) -> list[ToolResultPart]:
+    """The rendered results, each recovered from its fence (every tool here is untrusted)."""
     (message,) = area.render()
-    return [p for p in message.parts if isinstance(p, ToolResultPart)]
+    return [p.model_copy(update={"content": unfence_tool_output(p.content)})
+            for p in message.parts if isinstance(p, ToolResultPart)]
 
 
 def test_results_are_json_values_and_bad_arguments_are_error_results() -> None:
@@ -85,7 +88,7 @@ def test_results_are_json_values_and_bad_arguments_are_error_results() -> None:
     assert c.is_error and "when: not a parameter of this tool" in c.content
     assert d.is_error and d.content == "no forecast for Atlantis"
     runs = loop.runs
-    assert isinstance(runs[0].value, Forecast) and runs[0].result == a.content
+    assert isinstance(runs[0].value, Forecast) and runs[0].output == a.content
     assert [r.is_error for r in runs] == [False, True, True, True]
 
 
@@ -264,7 +267,8 @@ def test_an_async_agent_turn_with_lifecycle_arender() -> None:
         ("tool_result", "t1"),
         ("tool_result", "t2"),
     ]
-    assert json.loads(answered[0]["content"]) == {"city": "Kyoto", "sky": "rain", "celsius": 19.0}
-    assert json.loads(answered[1]["content"]) == {"Kyoto": 1_460_000}
+    assert json.loads(unfence_tool_output(answered[0]["content"])) == {
+        "city": "Kyoto", "sky": "rain", "celsius": 19.0}
+    assert json.loads(unfence_tool_output(answered[1]["content"])) == {"Kyoto": 1_460_000}
     assert "Answer in one line." in json.dumps(last[-1])  # sent again, at the end
     assert {t["name"] for t in sent[0]["tools"]} == {"weather", "population"}

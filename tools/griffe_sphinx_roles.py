@@ -5,7 +5,8 @@ which mkdocstrings' Google-style parser leaves as raw text. Once the whole packa
 this extension rewrites every docstring:
 
 * a role becomes an optional mkdocs-autorefs cross-reference, its target resolved in the scope
-  of the object that holds the docstring (an unresolvable target becomes a plain code span);
+  of the object that holds the docstring (an unresolvable target, or one inside a private
+  module or class, whose name starts with ``_``, becomes a plain code span);
 * a run of ``>>>`` lines and their output becomes a fenced ``pycon`` block instead of a quote.
 
 It only changes what the documentation site renders; the source keeps its docstrings.
@@ -43,7 +44,7 @@ def _link(obj: griffe.Object, match: re.Match[str]) -> str:
     if match.group(1) in {"meth", "func"}:
         title += "()"
     identifier = _resolve(obj, target)
-    if identifier is None:
+    if identifier is None or any(part.startswith("_") for part in identifier.split(".")):
         return f"`{title}`"
     return f'<autoref identifier="{identifier}" optional><code>{title}</code></autoref>'
 

@@ -152,7 +152,11 @@ class LibraryStrategy:
             in_loops=in_loops,
         )
         self.resend = resend
-        self.lifecycle = Lifecycle(self.coop, resend=resend)
+        # In-place reminders bypass the lifecycle: it would drive the coop and refuse a bare
+        # coop.render() (issue 25), so that strategy has none.
+        self.lifecycle: Lifecycle | None = (
+            None if in_place else Lifecycle(self.coop, resend=resend)
+        )
 
     @property
     def checkpoints(self) -> int:
@@ -173,6 +177,7 @@ class LibraryStrategy:
                 self.conversation.user(message)
         if self.in_place:
             return self._step_in_place(turn)
+        assert self.lifecycle is not None  # made for every strategy but in-place reminders
         self._sync(turn.reminders)
         request = self.lifecycle.render()
         visible = {reminder.key for reminder in turn.reminders}
@@ -215,6 +220,7 @@ class LibraryStrategy:
 
     def _sync(self, reminders: tuple[Reminder, ...]) -> None:
         lifecycle = self.lifecycle
+        assert lifecycle is not None
         for reminder in reminders:
             message = reminder_message(reminder)
             known = reminder.key in lifecycle

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
 from .common import Page, fmt, number, table
@@ -187,18 +188,35 @@ def _targets(page: Page, data: dict[str, Any], rows: list[dict[str, Any]]) -> No
     page.add("")
 
 
+def _short(row: dict[str, Any]) -> str:
+    """A bar label that fits beside the bars: the strategy's name on one line (long names cut
+    at a comma or wrapped), its setting on the next."""
+    name = str(row.get("name", "?")).split(",")[0]
+    lines = textwrap.wrap(name, 30) or ["?"]
+    setting = row.get("setting")
+    if setting:
+        lines.extend(textwrap.wrap(f"({setting})", 30))
+    return "\n".join(lines)
+
+
 def _plots(page: Page, name: str, rows: list[dict[str, Any]]) -> None:
     def cost(plt: Any) -> None:
-        names = [_label(r) for r in rows]
-        billed = [float(r["billed_vs_library"]) for r in rows]
-        bars = plt.barh(names[::-1], billed[::-1], color="#6a8fbf")
+        labels = [_short(r) for r in rows][::-1]
+        billed = [float(r["billed_vs_library"]) for r in rows][::-1]
+        colors = ["#3b6ea5" if str(r.get("name", "")).startswith("hydrangea") else "#b0b7c3"
+                  for r in rows][::-1]
+        positions = range(len(rows))
+        bars = plt.barh(positions, billed, color=colors, height=0.6)
+        plt.yticks(positions, labels, fontsize=8)
         for bar, row in zip(bars, rows[::-1], strict=True):
             plt.text(bar.get_width(), bar.get_y() + bar.get_height() / 2,
-                     f"  {bar.get_width():.2f}x, info {_pct(row.get('info_kept'))}",
+                     f"  {bar.get_width():.2f}x, info kept {_pct(row.get('info_kept'))}",
                      va="center", fontsize=8)
-        plt.xlim(0, max(billed) * 1.35)
-        plt.xlabel("billed input cost, relative to the library")
-        plt.title(f"Billed cost under {_TITLES.get(name, name)}'s cache rules, 300-turn session")
+        plt.axvline(1.0, color="#444444", linewidth=0.8, linestyle=":")
+        plt.xlim(0, max(billed) * 1.45)
+        plt.xlabel("billed input cost, relative to the library (1.00x = the library)")
+        plt.title(f"Billed input cost under {_TITLES.get(name, name)}'s cache rules")
 
     if rows:
-        page.figure(f"cache_cost_{name}", f"billed cost per strategy, {name} rules", cost)
+        page.figure(f"cache_cost_{name}", f"billed cost per strategy, {name} rules", cost,
+                    size=(8, 1.2 + 0.75 * len(rows)))

@@ -96,17 +96,31 @@ def _map_family(page: Page, name: str, maps: dict[str, dict[float, float]], axis
     if not timed:
         return
 
+    def unit(key: str) -> str:
+        return "ms" if key.endswith("_ms") else "µs"
+
+    def legend(key: str) -> str:
+        what = key.removesuffix("_us").removesuffix("_ms").replace("seconds_by_", "time by ")
+        return what.replace("_", " ")
+
     def draw(plt: Any) -> None:
+        values: list[float] = []
         for label, points in timed.items():
-            scale = 1e6 if "second" in label else 1.0
             keys = sorted(points)
-            plt.plot(keys, [points[k] * scale for k in keys], marker="o", label=label)
+            ys = [points[k] * scale[label] for k in keys]
+            values.extend(ys)
+            plt.plot(keys, ys, marker="o", label=legend(label))
+        units = sorted({unit(k) for k in timed})
         plt.xscale("log")
-        plt.yscale("log")
-        plt.xlabel(axis)
-        plt.ylabel("microseconds (log)")
-        plt.title(f"{name}: cost against {axis}")
-        plt.legend(fontsize=7)
+        plt.xlabel(f"{axis} (log scale)")
+        if max(values) >= 10 * min(values):  # orders of magnitude apart: a log axis reads them
+            plt.yscale("log")
+            plt.ylabel(f"time of one render, {' / '.join(units)} (log scale)")
+        else:  # flat: a linear axis from zero shows how flat
+            plt.ylim(0, max(values) * 1.25)
+            plt.ylabel(f"time of one render, {' / '.join(units)}")
+        plt.title(f"{name}: time of one render against {axis}")
+        plt.legend(fontsize=8)
 
     page.figure(f"{name}_{axis.replace(' ', '_')}", f"{name} cost against {axis}", draw)
 

@@ -197,6 +197,14 @@ def _run_explore(args: argparse.Namespace) -> int:
     if args.store is not None:
         if args.file is not None:
             raise _UsageError("hydrangea explore: error: give a file or --store, not both")
+        if args.store.startswith("sqlite:"):  # reading only: never create an empty database
+            found = Path(args.store.removeprefix("sqlite:"))
+            if not found.is_file():
+                raise _UsageError(
+                    f"hydrangea explore: error: there is no SQLite store at {str(found)!r}; "
+                    "give the file a session was saved to (for example by "
+                    f"'hydrangea demo --store sqlite:{found}')"
+                )
         explore_stored(_open_store(args.store), args.session)
         return 0
     if args.file is None:

@@ -44,8 +44,10 @@ The tree::
     │   ├── ContextBudgetError (ValueError)      trusted content alone does not fit
     │   ├── RecordNotFoundError (KeyError)       no record under that id
     │   ├── NaiveDatetimeError (ValueError)      a datetime without a timezone
+    │   │   └── AsOfTypeError (TypeError)        as_of that is not a datetime at all
     │   ├── InvalidContextItemError (ValueError) fields that contradict each other
     │   ├── FenceFormatError (ValueError)        fenced text that is not well formed
+    │   ├── SummaryPointerError (ValueError)     a summary pointing at records it did not replace
     │   ├── SummarizerMismatchError (TypeError)  a summarizer that cannot be used this way
     │   ├── ModelReplyError (ValueError)         a summarizing model's reply that is not valid
     │   ├── UnknownEncodingError (ValueError)    an encoding the exact counter cannot count
@@ -70,6 +72,7 @@ from __future__ import annotations
 __all__ = [
     "AreaContractError",
     "AreaUsageError",
+    "AsOfTypeError",
     "AsOfViolationError",
     "CachingError",
     "CompactionPlacementError",
@@ -77,7 +80,6 @@ __all__ = [
     "ContextBudgetError",
     "ContextError",
     "ContextStateError",
-    "PrefixBindingError",
     "DuplicateAreaError",
     "DuplicateItemError",
     "DuplicateKeyError",
@@ -102,6 +104,7 @@ __all__ = [
     "ModelReplyError",
     "NaiveDatetimeError",
     "PermanentComponentError",
+    "PrefixBindingError",
     "RecordNotFoundError",
     "RecordStoreError",
     "RequestOptionError",
@@ -115,6 +118,7 @@ __all__ = [
     "StoreUnavailableError",
     "StreamEventError",
     "SummarizerMismatchError",
+    "SummaryPointerError",
     "ToolDefinitionError",
     "ToolError",
     "ToolResultError",
@@ -336,12 +340,22 @@ class NaiveDatetimeError(ContextError, ValueError):
     """A datetime without a timezone was given where an aware one is required."""
 
 
+class AsOfTypeError(NaiveDatetimeError, TypeError):
+    """``as_of`` given as something other than a datetime (an ISO string, a date)."""
+
+
 class InvalidContextItemError(ContextError, ValueError):
     """A context item whose fields contradict each other (for example a trusted document)."""
 
 
 class FenceFormatError(ContextError, ValueError):
     """Text handed to :func:`hydrangea.asof.fence.unfence` or ``unescape`` is not well formed."""
+
+
+class SummaryPointerError(ContextError, ValueError):
+    """A summary item given to a build points at a stored record it did not replace: a
+    summary's pointers lead only to the records it stands for (or those the stored summaries
+    it merged stand for)."""
 
 
 class SummarizerMismatchError(ContextError, TypeError):

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
-from typing import Annotated, Any, Literal, Self, TypeAlias
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Self, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -205,7 +205,8 @@ Part: TypeAlias = Annotated[
 
 
 class Message(_Frozen):
-    """One provider-neutral message: a role and either a string or a tuple of parts.
+    """One provider-neutral message: a role and either a string or a sequence of parts (a list
+    or a tuple; kept as a tuple).
 
     >>> Message(role=Role.user, content="hello").text
     'hello'
@@ -213,6 +214,11 @@ class Message(_Frozen):
 
     role: Role
     content: str | tuple[Part, ...]
+    """A string, or the parts as a tuple (a list or any other sequence given is stored as one)."""
+
+    if TYPE_CHECKING:  # what the constructor takes: a list or a tuple of parts alike
+
+        def __init__(self, *, role: Role, content: str | Sequence[Part]) -> None: ...
 
     @field_validator("content", mode="before")
     @classmethod

@@ -76,7 +76,16 @@ def _check_turns(messages: list[dict[str, Any]]) -> None:
         assert messages[0]["role"] == "user", "the first message must be a user turn"
     for index, message in enumerate(messages):
         role = message["role"]
-        assert role in {"user", "assistant"}, f"message {index} has role {role!r}"
+        assert role in {"user", "assistant", "system"}, f"message {index} has role {role!r}"
+        if role == "system":  # a mid-conversation system message, where the API takes one
+            assert index > 0 and messages[index - 1]["role"] == "user", (
+                f"system message {index} does not follow a user message"
+            )
+            assert index + 1 == len(messages) or messages[index + 1]["role"] == "assistant", (
+                f"system message {index} is neither last nor followed by an assistant turn"
+            )
+            assert all(b["type"] == "text" for b in _blocks(message)), "system text blocks only"
+            continue
         blocks = _blocks(message)
         assert blocks, f"message {index} has no content"
         kinds = [block["type"] for block in blocks]

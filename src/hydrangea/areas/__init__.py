@@ -21,12 +21,21 @@ from hydrangea.areas.compaction import CompactionArea
 from hydrangea.areas.conversation import ConversationArea, message_record_text
 from hydrangea.areas.errors import AreaUsageError, ToolError
 from hydrangea.areas.notice import OneShotNoticeArea
-from hydrangea.areas.recall import RECALL_TOOL_NAME, HeadlineSummarizer, RecallTool, recall_tool
+from hydrangea.areas.recall import (
+    RECALL_TOOL_NAME,
+    TOOL_OUTPUT_PREFIX,
+    HeadlineSummarizer,
+    RecallTool,
+    latest_tool_output,
+    recall_tool,
+    tool_output_id,
+)
 from hydrangea.areas.rollup import CarriedSummary, SummaryRegionArea
 from hydrangea.areas.tool_loop import RawTool, Tool, ToolLoopArea, ToolRun
 
 __all__ = [
     "RECALL_TOOL_NAME",
+    "TOOL_OUTPUT_PREFIX",
     "AreaUsageError",
     "AsOfArea",
     "CarriedSummary",
@@ -42,6 +51,8 @@ __all__ = [
     "ToolError",
     "ToolLoopArea",
     "ToolRun",
+    "latest_tool_output",
     "message_record_text",
     "recall_tool",
+    "tool_output_id",
 ]

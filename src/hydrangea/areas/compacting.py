@@ -52,6 +52,7 @@ from datetime import datetime
 from typing import Literal
 
 from hydrangea.areas.compaction import CompactionArea
+from hydrangea.areas.conversation import check_reply
 from hydrangea.areas.errors import AreaUsageError
 from hydrangea.areas.rollup import CarriedSummary, SummaryRegionArea, carried_summary, roll_up
 from hydrangea.asof.counting import ApproxTokenCounter, TokenCounter
@@ -189,6 +190,14 @@ class CompactingConversation:
         """Every summary region area registered so far, oldest first."""
         return tuple(self._regions)
 
+    @property
+    def last_reply_text(self) -> str:
+        """The text of the newest reply routed to any segment (``""`` before the first)."""
+        for segment in reversed(self._segments):
+            if any(message.role is Role.assistant for message in segment.transcript):
+                return segment.last_reply_text
+        return ""
+
     def user(self, turn: str | Message) -> StructuredSummary | None:
         """Queue a user turn on the current segment (starting the next one after a checkpoint).
 
@@ -206,7 +215,7 @@ class CompactingConversation:
         )
         if awaited:
             return None
-        self._coop.render()  # the results join the segment: the exchange is complete
+        self._coop._render()  # the results join the segment: the exchange is complete
         segment = self.current
         if not (segment.checkpoint_due and not segment.pending and segment.record_ids):
             return None
@@ -214,7 +223,7 @@ class CompactingConversation:
         replies = segment.replies_this_turn
         self._advance()
         self._current.continue_turn(replies)
-        self._coop.render()  # the collector detaches the segment; the summary takes its place
+        self._coop._render()  # the collector detaches the segment; the summary takes its place
         return summary
 
     def route(self, reply: Message) -> StructuredSummary | None:
@@ -243,8 +252,7 @@ class CompactingConversation:
         :meth:`route`. Output ``push_back`` refuses raises its error and is neither pushed nor
         routed.
         """
-        if reply.role is not Role.assistant:
-            raise AreaUsageError(f"a routed reply must have the assistant role, got {reply.role}")
+        check_reply(reply, "push_reply()")
         segment = self.current
         calls = {part.id for part in reply.parts if isinstance(part, ToolCallPart)}
         self._coop.context.push_back(output)

@@ -260,8 +260,7 @@ class CompactionArea(ConversationArea):
             first_turn=self._turn + 1,
             promotes=self._promotes,
         )
-        for message in self._pending:
-            nxt.user(message)
+        nxt._pending.extend(self._pending)  # handed over as queued: nxt is registered next
         self._pending.clear()
         return nxt
 

@@ -20,28 +20,47 @@ from datetime import UTC, datetime
 
 from hydrangea.areas._common import message_tokens, native_tokens
 from hydrangea.areas.errors import AreaUsageError
+from hydrangea.areas.recall import latest_tool_output
 from hydrangea.asof.counting import ApproxTokenCounter, TokenCounter
 from hydrangea.asof.items import ContextItem, ItemKind
 from hydrangea.asof.records import RecordStore
 from hydrangea.context.area import AreaFlowState, AreaLifeState
 from hydrangea.context.native import NativeContent
-from hydrangea.errors import ContextStateError
+from hydrangea.errors import ContextStateError, DuplicateAreaError, InvalidMessageError
 from hydrangea.message import Message, Role, ToolCallPart
 
-__all__ = ["ConversationArea", "message_record_text"]
+__all__ = ["ConversationArea", "check_reply", "message_record_text"]
 
 
 def _now() -> datetime:
     return datetime.now(UTC)
 
 
-def message_record_text(message: Message) -> str:
-    """The text kept in a record for ``message``: its text, then one line per tool call."""
+def check_reply(reply: object, what: str) -> None:
+    """Refuse a routed reply that is not an assistant :class:`~hydrangea.message.Message`."""
+    if not isinstance(reply, Message):
+        raise InvalidMessageError(
+            f"{what} takes a hydrangea Message, got {type(reply).__name__}; to store a "
+            "provider's response and route it, call context.push_back(response, route=area)"
+        )
+    if reply.role is not Role.assistant:
+        raise AreaUsageError(
+            f"a routed reply must have the assistant role, got {reply.role.value}"
+        )
+
+
+def message_record_text(message: Message, records: RecordStore | None = None) -> str:
+    """The text kept in a record for ``message``: its text, then one line per tool call; a
+    call whose output ``records`` holds (a ToolLoopArea sharing the store keeps it under
+    :func:`~hydrangea.areas.tool_output_id`; route the reply to the loop first) names that
+    record, so a summary pointing at this reply leads to the output."""
     lines = [message.text] if message.text else []
     for part in message.parts:
         if isinstance(part, ToolCallPart):
             arguments = json.dumps(part.arguments, ensure_ascii=False, sort_keys=True)
-            lines.append(f"[tool call {part.name} {arguments}]")
+            output = None if records is None else latest_tool_output(part.id, records)
+            named = "" if output is None else f" output: {output}"
+            lines.append(f"[tool call {part.name} {arguments}{named}]")
     return "\n".join(lines)
 
 
@@ -56,6 +75,11 @@ class ConversationArea:
       since. :meth:`observe` counts only the items it has not seen before, so watching the size
       costs O(new items) a turn.
     * :meth:`close` retires the area; a closed conversation promotes nothing.
+    * :attr:`last_reply_text` is the text of the newest reply routed here.
+
+    Register the area (``coop.register(conversation)``) before feeding it: :meth:`user` and
+    :meth:`route` on an area no CoopContext has registered raise
+    :class:`~hydrangea.errors.ContextStateError`, since nothing would ever send that turn.
 
     Records (when ``records`` is given) are untrusted ``memory`` items with ids
     ``"<name>/turn-<n>/user"`` and ``"<name>/turn-<n>/reply-<k>"``, dated by ``clock``.
@@ -90,6 +114,7 @@ class ConversationArea:
         self._observed_items = 0
         self._unobserved_tokens = 0
         self._routed_since_render = 0
+        self._registered_with: object | None = None
 
     # -- states ------------------------------------------------------------------------------
 
@@ -150,28 +175,65 @@ class ConversationArea:
         """Estimated tokens of the conversation so far (see the class docstring)."""
         return self._range_tokens + self._unobserved_tokens
 
+    @property
+    def registered(self) -> bool:
+        """Whether a CoopContext has registered this area."""
+        return self._registered_with is not None
+
+    def on_register(self, coop: object) -> None:
+        """Called by ``CoopContext.register``: remember ``coop``, and refuse a second, different
+        CoopContext (:class:`~hydrangea.errors.DuplicateAreaError`; an area's range lives in one
+        Context)."""
+        if self._registered_with is not None and self._registered_with is not coop:
+            raise DuplicateAreaError(
+                f"{self!r} is already registered with another CoopContext; create one area "
+                "per CoopContext"
+            )
+        self._registered_with = coop
+
     # -- feeding -----------------------------------------------------------------------------
 
     def user(self, turn: str | Message) -> None:
-        """Queue a user turn for the next render."""
+        """Queue a user turn (a string, or a user :class:`~hydrangea.message.Message`) for the
+        next render."""
         self._require_open("user()")
+        if not isinstance(turn, str | Message):
+            raise InvalidMessageError(
+                f"user() takes a str or a hydrangea Message, got {type(turn).__name__}; write "
+                "conversation.user('text') or conversation.user(Message(role=Role.user, "
+                "content=...))"
+            )
         message = Message(role=Role.user, content=turn) if isinstance(turn, str) else turn
         if message.role is not Role.user:
             raise AreaUsageError(f"a user turn must have the user role, got {message.role.value}")
         if isinstance(message.content, str) and not message.content.strip():
             raise AreaUsageError("a user turn needs some text")
+        self._require_registered("user()")
         self._pending.append(message)
 
     def route(self, reply: Message) -> None:
-        """Record a model reply that the caller pushed into the Context."""
+        """Record a model reply that the caller pushed into the Context.
+
+        ``reply`` is a hydrangea :class:`~hydrangea.message.Message`; to store a provider's
+        response and route it in one call, use ``context.push_back(response, route=area)``.
+        """
         self._require_open("route()")
-        if reply.role is not Role.assistant:
-            raise AreaUsageError(f"a routed reply must have the assistant role, got {reply.role}")
+        check_reply(reply, "route()")
+        self._require_registered("route()")
         self._keep(reply, self._replies_this_turn + 1, "assistant")
         self._replies_this_turn += 1
         estimate = self._estimate(reply)
         self._unobserved_tokens += estimate
         self._routed_since_render += estimate
+
+    @property
+    def last_reply_text(self) -> str:
+        """The text of the newest reply routed to this area (``""`` before the first reply, or
+        when the newest reply only calls tools)."""
+        for message in reversed(self._transcript):
+            if message.role is Role.assistant:
+                return message.text
+        return ""
 
     def close(self) -> None:
         """Retire the conversation. Queued, unrendered turns are discarded."""
@@ -218,6 +280,13 @@ class ConversationArea:
         if self._life is AreaLifeState.retired:
             raise ContextStateError(f"{what} on a retired {type(self).__name__} ({self._name})")
 
+    def _require_registered(self, what: str) -> None:
+        if self._registered_with is None:
+            raise ContextStateError(
+                f"{what} on {self!r}, which no CoopContext has registered: nothing would ever "
+                f"send it; call coop.register({self._name}) first"
+            )
+
     def _estimate(self, message: Message) -> int:
         return message_tokens(message, self._counter)
 
@@ -229,7 +298,7 @@ class ConversationArea:
         suffix = f"turn-{self._turn}/user" if reply is None else f"turn-{self._turn}/reply-{reply}"
         item = ContextItem.outside(
             ItemKind.MEMORY,
-            message_record_text(message),
+            message_record_text(message, self._records),
             item_id=f"{self._name}/{suffix}",
             published_at=self._clock(),
             origin=f"{self._name}:{speaker}",

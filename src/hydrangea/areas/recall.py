@@ -2,8 +2,10 @@
 
 Every compacted summary lists the ids of the records it stands for, each once (``- <id>: <note>``
 lines and an ``also:`` or ``records:`` line, see :meth:`hydrangea.asof.StructuredSummary.render`).
-Given :func:`recall_tool` among its tools and :class:`RecallTool` as the handler (it fits
-:class:`~hydrangea.areas.ToolLoopArea`'s ``tools`` mapping), the model can read any of them
+Given :class:`RecallTool` among a :class:`~hydrangea.areas.ToolLoopArea`'s tools (in a
+sequence with FunctionTools or by name; the loop declares it like any other tool), or
+:func:`recall_tool` among a request's tools with :class:`RecallTool` as the handler, the model
+can read any of them
 back, and the records it reads may name further pointers (a rolled-up summary points to the
 summaries it merged). So a compaction may carry headlines and pointers instead of every fact
 (``CompactingConversation(rollup_detail="headlines")``): the carried summary stays small and
@@ -17,7 +19,9 @@ record is escaped).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, assert_never
+from typing import Annotated, Any, assert_never
+
+from pydantic import Field
 
 from hydrangea.areas.errors import ToolError
 from hydrangea.asof.items import ContextItem, Trust
@@ -25,8 +29,47 @@ from hydrangea.asof.records import RecordStore
 from hydrangea.asof.summary import StructuredSummary, first_sentence
 from hydrangea.errors import RecordNotFoundError
 from hydrangea.gateway import GatewayType
+from hydrangea.tools.function import FunctionTool
 
-__all__ = ["RECALL_TOOL_NAME", "HeadlineSummarizer", "RecallTool", "recall_tool"]
+__all__ = [
+    "RECALL_TOOL_NAME",
+    "TOOL_OUTPUT_PREFIX",
+    "HeadlineSummarizer",
+    "RecallTool",
+    "latest_tool_output",
+    "recall_tool",
+    "tool_output_id",
+]
+
+TOOL_OUTPUT_PREFIX = "tool-output/"
+"""How the record id of a tool output starts (see :func:`tool_output_id`)."""
+
+
+def tool_output_id(call_id: str) -> str:
+    """The record id for the output of tool call ``call_id``: ``tool-output/<call id>``.
+
+    A conversation's record of the reply that made the call names this id, and a
+    :class:`~hydrangea.areas.ToolLoopArea` with the same store keeps the output under it. Call
+    ids are unique on OpenAI and Anthropic; a provider that numbers its calls anew (Gemini's
+    id-less calls, once a compaction took the earlier ones out of the history) may repeat one:
+    the loop then keeps the output under ``<id>/2``, ``<id>/3`` ... (see
+    :attr:`~hydrangea.areas.ToolRun.record_id`), and the reply's record, made after the loop
+    took the reply, names the latest (:func:`latest_tool_output`).
+    """
+    return f"{TOOL_OUTPUT_PREFIX}{call_id}"
+
+
+def latest_tool_output(call_id: str, records: RecordStore) -> str | None:
+    """The id of the latest output ``records`` keeps for call ``call_id`` (``<id>``, or the
+    highest of ``<id>/2``, ``<id>/3`` ... a repeated call id was given), or ``None``."""
+    base = tool_output_id(call_id)
+    if base not in records:
+        return None
+    found, suffix = base, 2
+    while f"{base}/{suffix}" in records:
+        found = f"{base}/{suffix}"
+        suffix += 1
+    return found
 
 RECALL_TOOL_NAME = "recall"
 """The tool's name in every gateway's definition."""
@@ -104,13 +147,29 @@ class RecallTool:
     :class:`~hydrangea.areas.ToolError`. At most ``max_ids`` records are read per call.
     """
 
-    __slots__ = ("_max_ids", "_store")
+    __slots__ = ("_max_ids", "_store", "_tool")
 
     def __init__(self, store: RecordStore, *, max_ids: int = 16) -> None:
         if max_ids < 1:
             raise ValueError(f"max_ids must be positive, got {max_ids}")
         self._store = store
         self._max_ids = max_ids
+
+        def recall(
+            ids: Annotated[list[str], Field(description="Record ids copied from a summary.")],
+        ) -> str:
+            return self({"ids": ids})
+
+        self._tool = FunctionTool.from_function(
+            recall, name=RECALL_TOOL_NAME, description=_DESCRIPTION
+        )
+
+    @property
+    def tool(self) -> FunctionTool[..., str]:
+        """The recall tool as a :class:`~hydrangea.tools.FunctionTool` (what a
+        :class:`~hydrangea.areas.ToolLoopArea` declares and calls). Its output (records, some
+        of them outside text) is fenced like any untrusted tool's."""
+        return self._tool
 
     def __call__(self, arguments: Mapping[str, Any]) -> str:
         ids = arguments.get("ids") if isinstance(arguments, Mapping) else None

@@ -6,16 +6,22 @@ import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, TypeAlias
 
 from hydrangea.areas._common import anchored_life
+from hydrangea.areas.conversation import ConversationArea, check_reply
 from hydrangea.areas.errors import AreaUsageError, ToolError
+from hydrangea.areas.recall import RecallTool, tool_output_id
+from hydrangea.asof.items import ContextItem, ItemKind
+from hydrangea.asof.records import RecordStore
 from hydrangea.context.area import AnyContextArea, AreaFlowState, AreaLifeState
 from hydrangea.context.native import NativeContent
 from hydrangea.errors import ContextStateError, DuplicateToolError, ToolDefinitionError
 from hydrangea.gateway import GatewayType
 from hydrangea.message import Message, Role, ToolCallPart, ToolResultPart
 from hydrangea.tools.definitions import tool_definitions, with_tools
+from hydrangea.tools.fence import fence_tool_output
 from hydrangea.tools.function import FunctionTool, result_text
 
 __all__ = ["RawTool", "Tool", "ToolLoopArea", "ToolRun"]
@@ -29,6 +35,7 @@ awaitable of one, for ``async def``), raises ToolError on failure. No schema, no
 prefer a :class:`~hydrangea.tools.FunctionTool`."""
 
 _AnyTool: TypeAlias = RawTool | FunctionTool[..., Any]
+_Given: TypeAlias = FunctionTool[..., Any] | RecallTool
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,10 +47,15 @@ class ToolRun:
     name: str
     arguments: Mapping[str, Any]
     result: str
-    """The text sent to the model (a value that is not a string, as compact JSON)."""
+    """The text sent to the model: the output (a value that is not a string, as compact JSON),
+    fenced as untrusted data unless the tool is trusted (see :attr:`output`)."""
     is_error: bool
     value: Any = None
     """What the tool returned, before it became text (for an error: the error text)."""
+    output: str = ""
+    """The output as text, unfenced (``result`` is this text fenced, or this text itself)."""
+    record_id: str | None = None
+    """The id of the record keeping :attr:`output`, when the loop has a record store."""
 
 
 class ToolLoopArea:
@@ -54,6 +66,19 @@ class ToolLoopArea:
     the next render appends the results (one user message of tool results) and ends the pass
     there, so no other area speaks in the middle of the exchange. A reply that calls no tool is
     the answer: the area yields and is finished. It promotes nothing.
+
+    Trust. A tool's output is outside text: each result is sent fenced as untrusted data
+    (:func:`~hydrangea.tools.fence_tool_output`, recovered exactly by
+    :func:`~hydrangea.tools.unfence_tool_output`) inside the provider's tool-result slot, on
+    every gateway. Only a FunctionTool declared ``@tool(trusted=True)`` (the harness's own
+    text) is sent as it is; a hand-written callable is always fenced.
+
+    Records. With a record store (``records``, or the anchor's when the anchor is a
+    :class:`~hydrangea.areas.ConversationArea` with one), every output is kept as an untrusted
+    ``observation`` record under :func:`~hydrangea.areas.tool_output_id` (``tool-output/<call
+    id>``), which the conversation's record of the calling reply names when the loop took
+    the reply first (``Route(loop, conversation)``): after a compaction the summary points to
+    that reply, and :class:`~hydrangea.areas.RecallTool` reads both.
 
     Lifetime. With an ``anchor``, the finished loop retires when the anchor retires, so the
     exchange is reclaimed with the anchor's range. Without one, the finished loop stays retained
@@ -66,8 +91,9 @@ class ToolLoopArea:
     ring still take their turn (with nothing queued they append nothing). Route the reply
     before queuing anything else, and the results follow the call directly.
 
-    Tools are :class:`~hydrangea.tools.FunctionTool` objects (``@tool`` over a typed function),
-    given as a sequence or by name, or hand-written callables (:data:`RawTool`) by name. A tool
+    Tools are :class:`~hydrangea.tools.FunctionTool` objects (``@tool`` over a typed function)
+    or :class:`~hydrangea.areas.RecallTool` handlers, given as a sequence or by name, or
+    hand-written callables (:data:`RawTool`) by name. A tool
     result may be any JSON value (sent as compact JSON) or a string. An unknown tool, arguments
     that do not fit a FunctionTool's schema, or a tool raising
     :class:`~hydrangea.areas.ToolError` give an error result for the model; after ``max_rounds``
@@ -79,8 +105,10 @@ class ToolLoopArea:
         "_anchor",
         "_answered",
         "_calling",
+        "_clock",
         "_max_rounds",
         "_pending",
+        "_records",
         "_rounds",
         "_runs",
         "_tools",
@@ -88,16 +116,24 @@ class ToolLoopArea:
 
     def __init__(
         self,
-        tools: Mapping[str, _AnyTool] | Iterable[FunctionTool[..., Any]],
+        tools: Mapping[str, _AnyTool | RecallTool] | Iterable[_Given],
         *,
         anchor: AnyContextArea | None = None,
         max_rounds: int = 8,
+        records: RecordStore | None = None,
+        clock: Callable[[], datetime] | None = None,
     ) -> None:
-        """``tools`` maps tool names to callables, or is a sequence of FunctionTools."""
+        """``tools`` maps tool names to callables, or is a sequence of FunctionTools (and
+        RecallTools). ``records`` keeps every output (default: the anchor's record store, when
+        the anchor is a ConversationArea with one), dated by ``clock`` (default: now, UTC)."""
         if max_rounds < 1:
             raise AreaUsageError(f"max_rounds must be at least 1, got {max_rounds}")
         self._tools = _by_name(tools)
         self._anchor = anchor
+        if records is None and isinstance(anchor, ConversationArea):
+            records = anchor.records
+        self._records = records
+        self._clock = clock if clock is not None else _now
         self._max_rounds = max_rounds
         self._pending: list[Message] = []
         self._runs: list[ToolRun] = []
@@ -220,9 +256,7 @@ class ToolLoopArea:
         """The reply's tool calls, or ``None`` when it is the answer (then noted)."""
         if self._answered:
             raise ContextStateError("this tool loop is finished; register a new ToolLoopArea")
-        if not isinstance(reply, Message) or reply.role is not Role.assistant:
-            role = reply.role if isinstance(reply, Message) else type(reply).__name__
-            raise AreaUsageError(f"a routed reply must have the assistant role, got {role}")
+        check_reply(reply, "route()")
         calls = [part for part in reply.parts if isinstance(part, ToolCallPart)]
         if not calls:
             self._calling = False
@@ -241,18 +275,38 @@ class ToolLoopArea:
             return found.invoke(call.arguments)
         return found(call.arguments)
 
+    @property
+    def records(self) -> RecordStore | None:
+        """The store keeping every tool output, if any."""
+        return self._records
+
     def _commit(
         self,
         round_: int,
         calls: Sequence[ToolCallPart],
         outcomes: Sequence[tuple[str, bool, object]],
     ) -> None:
-        results: list[ToolResultPart] = []
+        runs: list[ToolRun] = []
+        kept: list[ContextItem] = []
         for call, (text, error, value) in zip(calls, outcomes, strict=True):
-            self._runs.append(
-                ToolRun(round_, call.id, call.name, call.arguments, text, error, value)
-            )
-            results.append(ToolResultPart(call_id=call.id, content=text, is_error=error))
+            found = self._tools.get(call.name)
+            trusted = isinstance(found, FunctionTool) and found.trusted
+            sent = text if trusted else fence_tool_output(text)
+            record_id = None
+            if self._records is not None:
+                record_id = _free_id(tool_output_id(call.id), self._records, kept)
+                kept.append(ContextItem.outside(
+                    ItemKind.OBSERVATION, text, item_id=record_id,
+                    published_at=self._clock(), origin=f"tool:{call.name}",
+                ))
+            runs.append(ToolRun(round_, call.id, call.name, call.arguments, sent, error, value,
+                                text, record_id))
+        if self._records is not None:
+            for item in kept:
+                self._records.put(item)
+        self._runs.extend(runs)
+        results = [ToolResultPart(call_id=r.call_id, content=r.result, is_error=r.is_error)
+                   for r in runs]
         self._pending.append(Message(role=Role.user, content=tuple(results)))
         self._rounds = round_
         self._calling = True
@@ -280,12 +334,27 @@ class ToolLoopArea:
         return f"ToolLoopArea({sorted(self._tools)}, {self._rounds} rounds, {state})"
 
 
+def _free_id(base: str, records: RecordStore, kept: Sequence[ContextItem]) -> str:
+    """``base``, or ``base/2``, ``base/3`` ... while the id is held (see tool_output_id)."""
+    taken = {item.item_id for item in kept}
+    item_id, suffix = base, 1
+    while item_id in taken or item_id in records:
+        suffix += 1
+        item_id = f"{base}/{suffix}"
+    return item_id
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
 def _by_name(
-    tools: Mapping[str, _AnyTool] | Iterable[FunctionTool[..., Any]],
+    tools: Mapping[str, _AnyTool | RecallTool] | Iterable[_Given],
 ) -> dict[str, _AnyTool]:
     if isinstance(tools, Mapping):
         named: dict[str, _AnyTool] = {}
-        for name, found in tools.items():
+        for name, given in tools.items():
+            found = given.tool if isinstance(given, RecallTool) else given
             if isinstance(found, FunctionTool) and found.name != name:
                 raise AreaUsageError(
                     f"the tool under {name!r} is declared to the model as {found.name!r}; "
@@ -296,10 +365,11 @@ def _by_name(
             named[name] = found
         return named
     named = {}
-    for found in tools:
+    for given in tools:
+        found = given.tool if isinstance(given, RecallTool) else given
         if not isinstance(found, FunctionTool):
             raise AreaUsageError(
-                f"a sequence of tools must hold FunctionTools (see @tool), got "
+                f"a sequence of tools must hold FunctionTools (see @tool) or RecallTools, got "
                 f"{type(found).__name__}; give plain callables in a mapping by name"
             )
         if found.name in named:

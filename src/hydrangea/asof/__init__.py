@@ -7,6 +7,7 @@ important untrusted items into structured summaries whose pointers lead back to 
 from hydrangea.asof.builder import ContextBuilder
 from hydrangea.asof.counting import ApproxTokenCounter, TokenCounter
 from hydrangea.asof.errors import (
+    AsOfTypeError,
     AsOfViolationError,
     ContextBudgetError,
     ContextError,
@@ -16,6 +17,7 @@ from hydrangea.asof.errors import (
     NaiveDatetimeError,
     RecordNotFoundError,
     SummarizerMismatchError,
+    SummaryPointerError,
     UndatedItemError,
 )
 from hydrangea.asof.fence import FENCE_TOKENS, UNTRUSTED_NOTICE, FencedBlock, unfence
@@ -52,6 +54,7 @@ __all__ = [
     "HARNESS_KINDS",
     "UNTRUSTED_NOTICE",
     "ApproxTokenCounter",
+    "AsOfTypeError",
     "AsOfViolationError",
     "AsyncChatModel",
     "AsyncSummarizer",
@@ -84,6 +87,7 @@ __all__ = [
     "StructuredSummary",
     "Summarizer",
     "SummarizerMismatchError",
+    "SummaryPointerError",
     "TokenCounter",
     "Trust",
     "UndatedItemError",

@@ -30,9 +30,10 @@ import logging
 from collections.abc import Callable, Generator, Sequence
 from datetime import datetime
 
-from hydrangea.asof.compaction import valid_pointers
+from hydrangea.asof.compaction import check_summary_pointers, valid_pointers
 from hydrangea.asof.counting import ApproxTokenCounter, TokenCounter, chars_per_token
 from hydrangea.asof.errors import (
+    AsOfTypeError,
     AsOfViolationError,
     ContextBudgetError,
     ContextError,
@@ -97,7 +98,9 @@ class ContextBuilder:
 
     Rejects anything published after it, labels outside text untrusted and fences it, and
     compacts over-budget context into summaries that point to the full records. ``as_of`` must be
-    timezone-aware. Not thread-safe; build from one thread (or task) at a time.
+    a timezone-aware ``datetime``: a naive one raises :class:`NaiveDatetimeError`, anything else
+    (an ISO string, a ``date``) :class:`~hydrangea.errors.AsOfTypeError`. Not thread-safe;
+    build from one thread (or task) at a time.
     """
 
     __slots__ = ("_as_of", "_budget", "_counter", "_ids", "_items", "_on_rejection", "_records",
@@ -115,9 +118,16 @@ class ContextBuilder:
     ) -> None:
         """``on_rejection`` (keelgate.context's argument) is called with every refusal, right
         after it is recorded."""
+        if not isinstance(as_of, datetime):
+            raise AsOfTypeError(
+                f"as_of must be a timezone-aware datetime, got {type(as_of).__name__} "
+                f"{as_of!r}; write datetime(2026, 3, 1, tzinfo=UTC) or "
+                "datetime.fromisoformat('2026-03-01T00:00:00+00:00')"
+            )
         if as_of.utcoffset() is None:
             raise NaiveDatetimeError(
-                f"as_of {as_of.isoformat()} has no timezone; it must be timezone-aware"
+                f"as_of {as_of.isoformat()} has no timezone; give it one, such as "
+                "as_of.replace(tzinfo=UTC) or datetime(..., tzinfo=UTC) (from datetime import UTC)"
             )
         if isinstance(token_budget, bool) or not isinstance(token_budget, int) or token_budget < 1:
             raise ContextBudgetError(f"token_budget must be a positive int, got {token_budget!r}")
@@ -248,6 +258,7 @@ class ContextBuilder:
         budget = self._budget
         trusted = [i for i in self._items if i.trust is Trust.TRUSTED]
         untrusted = in_block_order([i for i in self._items if i.trust is Trust.UNTRUSTED])
+        check_summary_pointers(untrusted, self._records, self._as_of)
         head, tail = split_trusted(trusted)
         fixed = sum(count(m.text) for m in assemble(head, None, tail))
         if fixed > budget:

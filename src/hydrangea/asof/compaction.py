@@ -23,9 +23,11 @@ from hydrangea.asof.items import ContextItem, ItemKind, Provenance, Trust
 from hydrangea.asof.layout import utc
 from hydrangea.asof.records import RecordStore
 from hydrangea.asof.summary import StructuredSummary
+from hydrangea.errors import SummaryPointerError
 
 __all__ = [
     "COMPACTION_ORIGIN",
+    "check_summary_pointers",
     "importance_key",
     "summary_id",
     "summary_item",
@@ -72,6 +74,43 @@ def valid_pointers(
                 continue
             valid.add(pointer)
     return frozenset(valid)
+
+
+def check_summary_pointers(
+    items: Iterable[ContextItem], records: RecordStore, as_of: datetime
+) -> None:
+    """Refuse a summary item among ``items`` that points at a stored record it did not replace.
+
+    A summary stored under its own id exactly as given (one a build made) stands for what it
+    points at. Any other summary item (one the caller wrote) may point only at stored summaries
+    and at the records those summaries point at: what the summaries it merged replaced. A
+    pointer to no record, or to one published after ``as_of``, leads nowhere the model may
+    read; such pointers are left out of a new summary (see :func:`valid_pointers`), not
+    refused. Raises :class:`~hydrangea.errors.SummaryPointerError` naming the summary and the
+    pointer; one store look-up per pointer, and per pointer of a merged summary.
+    """
+    limit = utc(as_of)
+    for item in items:
+        summary = item.summary
+        if summary is None or records.get(item.item_id) == item:
+            continue
+        held = {p: records.get(p) for p in summary.pointers}
+        merged: set[str] = set()
+        for pointer, record in held.items():
+            if record is not None and record.summary is not None and record.item_id == pointer:
+                merged.add(pointer)
+                merged.update(record.summary.pointers)
+        for pointer, record in held.items():
+            if record is None or record.item_id != pointer or pointer in merged:
+                continue
+            if record.published_at is not None and utc(record.published_at) > limit:
+                continue
+            raise SummaryPointerError(
+                f"summary item {item.item_id!r} points at the stored record {pointer!r}, which "
+                "it did not replace: a summary may point only at the records it stands for; "
+                "store the summary a build made as it was, or point at the stored summaries "
+                "that replaced that record"
+            )
 
 
 def summary_id(content: str, pointers: Sequence[str], taken: Set[str],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from hydrangea.errors import (
+    AsOfTypeError,
     AsOfViolationError,
     ContextBudgetError,
     ContextError,
@@ -12,10 +13,12 @@ from hydrangea.errors import (
     NaiveDatetimeError,
     RecordNotFoundError,
     SummarizerMismatchError,
+    SummaryPointerError,
     UndatedItemError,
 )
 
 __all__ = [
+    "AsOfTypeError",
     "AsOfViolationError",
     "ContextBudgetError",
     "ContextError",
@@ -25,5 +28,6 @@ __all__ = [
     "NaiveDatetimeError",
     "RecordNotFoundError",
     "SummarizerMismatchError",
+    "SummaryPointerError",
     "UndatedItemError",
 ]

@@ -27,8 +27,11 @@ Two mechanisms make the fence unforgeable; neither relies on spotting suspicious
   other than spaces, quotes, ``<``, ``>``, ``&``, ``¤`` and ``␛``; otherwise it is quoted
   (``"..."``), with quotes written ``␛q`` and ``<``, ``>``, ``&``, every control, format,
   private-use, unassigned or separator character, and every whitespace other than the plain
-  space, written ``␛x`` and six hex digits (so a label never reads as markup). A label
-  is therefore always one field on one line. No character normalizes (NFKC) to ``¤`` or ``␛``.
+  space, written ``␛x`` and six hex digits (so a label never reads as markup); so is every
+  look-alike of a delimiter: a character that changes under NFKC (full-width and compatibility
+  forms), an initial or final quote, anything named a quotation mark or apostrophe. A label
+  is therefore always one field on one line, and stays the same under NFKC or when its
+  curly quotes are read as straight ones. No character normalizes (NFKC) to ``¤`` or ``␛``.
 * **Nonces.** ``N`` and ``E`` are derived from a SHA-256 of every block of the build (ids,
   origins, kinds, times and contents). A look-alike header or end line in the content (other
   case, spaces, zero-width or full-width characters, HTML entities, or one copied from another
@@ -49,6 +52,7 @@ add up to the count of the message.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import unicodedata
@@ -120,6 +124,23 @@ def escape_content(text: str) -> str:
 
 
 _MARKUP = frozenset('<>&')
+_QUOTE_CATEGORIES = frozenset({"Pi", "Pf"})
+
+
+@functools.lru_cache(maxsize=4096)
+def _unsafe_wide(char: str) -> bool:
+    """Whether a non-ASCII label character must be written ``␛x``: it is a control, format,
+    private-use, unassigned or separator character, a whitespace, or it could be read as a
+    delimiter of the header (a quote or a space): it changes under NFKC (full-width and
+    compatibility forms), is an initial or final quote, or is named a quotation mark."""
+    if char.isspace() or unicodedata.category(char) in _LABEL_UNSAFE:
+        return True
+    if unicodedata.normalize("NFKC", char) != char:
+        return True
+    if unicodedata.category(char) in _QUOTE_CATEGORIES:
+        return True
+    name = unicodedata.name(char, "")
+    return "QUOTATION" in name or "APOSTROPHE" in name
 
 
 def _bare(text: str) -> bool:
@@ -127,7 +148,7 @@ def _bare(text: str) -> bool:
         return (text.isprintable() and text != "" and " " not in text and '"' not in text
                 and _MARKUP.isdisjoint(text))
     return text != "" and not any(
-        char in '"¤␛<>&' or char.isspace() or unicodedata.category(char) in _LABEL_UNSAFE
+        char in '"¤␛<>&' or (not char.isascii() and _unsafe_wide(char)) or char.isspace()
         for char in text
     )
 
@@ -146,6 +167,7 @@ def escape_label(text: str) -> str:
             out.append(ESCAPE + "q")
         elif char in _MARKUP or (char != " " and (
             unicodedata.category(char) in _LABEL_UNSAFE or char.isspace()
+            or (not char.isascii() and _unsafe_wide(char))
         )):
             out.append(f"{ESCAPE}x{ord(char):06x}")
         else:

@@ -482,11 +482,13 @@ class Planner:
         for p in positions:
             item, level = self.order[p], levels[p]
             if item.summary is None:
-                if self._extractive is None or level is Level.POINTER:
+                if level is Level.POINTER:
                     add(item.item_id, "")
-                else:
-                    note = self._notes[p]
-                    add(item.item_id, note if level is Level.NOTE else shorten(note, SHORT_NOTE))
+                    continue
+                # A custom summarizer's notes (an extractive fallback's content) are kept.
+                note = (self._notes[p] if self._extractive is not None
+                        else "" if model is None else model.note_of(item.item_id))
+                add(item.item_id, note if level is Level.NOTE else shorten(note, SHORT_NOTE))
                 continue
             carried = item.summary
             add(item.item_id, "")

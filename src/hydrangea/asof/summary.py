@@ -202,7 +202,8 @@ class StructuredSummary(BaseModel):
 
         The heading says how many records the summary stands for; then each noted record on its
         own line, then the others on one ``also:`` line (``records:`` when none has a note),
-        then the facts, decisions and open questions that are not empty. A multi-line entry is
+        then the facts (those that are not already a note), decisions and open questions that
+        are not empty. A multi-line entry is
         indented under its bullet. :func:`parse_pointers` reads the pointers back.
         """
         notes = self.notes or ("",) * len(self.pointers)
@@ -214,8 +215,11 @@ class StructuredSummary(BaseModel):
         if bare:
             prefix = ALSO_PREFIX if len(bare) < len(self.pointers) else RECORDS_PREFIX
             lines.append(prefix + "".join(bare))
+        shown = set(notes)
         for title, field in _SECTIONS:
             entries: tuple[str, ...] = getattr(self, field)
+            if field == "facts":  # a fact that is a record's note stands next to its pointer
+                entries = tuple(e for e in entries if e not in shown)
             if entries:
                 lines.append(f"{title}:")
                 lines.extend(_bullets(entries))
@@ -345,8 +349,11 @@ def shorten(note: str, limit: int) -> str:
 class ExtractiveSummarizer:
     """Deterministic and model-free: the first sentence of each item, with a pointer.
 
-    Each record gets a note, its first sentence (:meth:`note`); an item that already carries a
-    :class:`StructuredSummary` (a summary from an earlier round) is merged, not re-read.
+    Each item's first sentence (:meth:`note`) is one of the summary's ``facts``, as in
+    keelgate's ExtractiveSummarizer, and also the note of its record's pointer, so the text
+    says which record each sentence comes from (:meth:`StructuredSummary.render` writes a fact
+    that is already a note once). An item that already carries a :class:`StructuredSummary` (a
+    summary from an earlier round) is merged, not re-read.
     """
 
     __slots__ = ("limit",)
@@ -372,9 +379,10 @@ class ExtractiveSummarizer:
             if item.summary is not None:
                 parts.append(item.summary)
             else:
+                note = self.note(item)
                 parts.append(StructuredSummary.model_construct(
-                    facts=(), decisions=(), open_questions=(),
-                    pointers=(item.item_id,), notes=(self.note(item),),
+                    facts=(note,) if note else (), decisions=(), open_questions=(),
+                    pointers=(item.item_id,), notes=(note,),
                 ))
         return StructuredSummary.merge(parts)
 

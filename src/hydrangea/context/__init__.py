@@ -3,6 +3,7 @@
 from hydrangea.context.adapter import Adapter
 from hydrangea.context.context import Context
 from hydrangea.context.native import NativeContent
+from hydrangea.context.readback import ReplyRoute, Route
 from hydrangea.context.registry import adapter_for
 
-__all__ = ["Adapter", "Context", "NativeContent", "adapter_for"]
+__all__ = ["Adapter", "Context", "NativeContent", "ReplyRoute", "Route", "adapter_for"]

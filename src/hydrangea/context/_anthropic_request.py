@@ -4,8 +4,11 @@ The rules, all deterministic (same items, same request) and none of them touchin
 
 * The leading run of system pseudo-items becomes the top-level ``system`` (a list of text
   blocks, so a caller may put a cache breakpoint on it). A system item later in the conversation
-  stays where it is, as a user turn reading ``"[system] <text>"``: moving it to the top would
-  change the cached prefix.
+  stays where it is (moving it to the top would change the prefix every later reply is bound
+  to): for a model that takes mid-conversation system messages (``system_messages``), as a
+  ``role: "system"`` message where the API's placement rule allows one (right after a user
+  message, and either last or followed by an assistant message), otherwise as a user turn
+  reading ``"[system] <text>"``.
 * Every ``tool_use`` block of an assistant turn is answered in the user turn right after it, with
   the ``tool_result`` blocks first in that turn (the API's rule). The result for a call is the
   first later ``tool_result`` with the same id; it is moved there if it sits further down.
@@ -42,16 +45,21 @@ __all__ = ["LEADING_USER_PLACEHOLDER", "SYSTEM_NOTICE_PREFIX", "build_anthropic_
 
 
 def build_anthropic_request(
-    items: Sequence[NativeContent], pairing_of: Callable[[Sequence[NativeContent]], Pairing]
+    items: Sequence[NativeContent],
+    pairing_of: Callable[[Sequence[NativeContent]], Pairing],
+    *,
+    system_messages: bool = False,
 ) -> dict[str, Any]:
     """The keyword arguments (``messages`` and, if any, ``system``) for ``items``;
     ``pairing_of`` is the adapter's pairing (:meth:`Adapter.pairing`)."""
     if _without_tools(items):
-        return _plain_request(items)
+        return _plain_request(items, system_messages)
     system, rest = split_leading_system(items, _system_blocks)
-    turns = [_turn_of(item) for item in rest]
+    turns = [_turn_of(item, system_messages) for item in rest]
     answers = _pair_calls(turns, pairing_of)
     messages = emit_turns(turns, answers, key="content", orphan=_orphan_result_blocks)
+    if system_messages:
+        _place_system(messages)
     return _request(system, messages)
 
 
@@ -84,19 +92,40 @@ def _without_tools(items: Sequence[NativeContent]) -> bool:
     return True
 
 
-def _plain_request(items: Sequence[NativeContent]) -> dict[str, Any]:
+def _plain_request(items: Sequence[NativeContent], system_messages: bool) -> dict[str, Any]:
     """:func:`build_anthropic_request` of items without tool blocks (the general path less
     the pairing): the leading system run, the rest as copies of their items (a system item as
-    a user notice, an item with no blocks left out), the placeholder if needed."""
+    a system message or a user notice, an item with no blocks left out), the placeholder if
+    needed."""
     system, rest = split_leading_system(items, _system_blocks)
     messages: list[dict[str, Any]] = []
     for item in rest:
         content = item["content"]
         if item["role"] == "system":
-            messages.append({"role": "user", "content": [_notice(item)]})
+            if system_messages:
+                messages.append({"role": "system", "content": _system_blocks(item)})
+            else:
+                messages.append({"role": "user", "content": [_notice(item)]})
         elif content or type(content) is str:  # "" is one empty text block: it is sent
             messages.append(item)
+    if system_messages:
+        _place_system(messages)
     return _request(system, messages)
+
+
+def _place_system(messages: list[dict[str, Any]]) -> None:
+    """Keep a ``role: "system"`` message only where the API takes one (right after a user
+    message, and last or followed by an assistant message); make the others notices."""
+    for n, message in enumerate(messages):
+        if message["role"] != "system":
+            continue
+        fits = n > 0 and messages[n - 1]["role"] == "user" and (
+            n + 1 == len(messages) or messages[n + 1]["role"] == "assistant"
+        )
+        if not fits:
+            text = "\n".join(block["text"] for block in message["content"])
+            notice = {"type": "text", "text": SYSTEM_NOTICE_PREFIX + text}
+            messages[n] = {"role": "user", "content": [notice]}
 
 
 def _as_blocks(content: str | list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -115,8 +144,10 @@ def _notice(item: dict[str, Any]) -> dict[str, Any]:
     return {"type": "text", "text": SYSTEM_NOTICE_PREFIX + text}
 
 
-def _turn_of(item: dict[str, Any]) -> Turn:
+def _turn_of(item: dict[str, Any], system_messages: bool) -> Turn:
     if item["role"] == "system":
+        if system_messages:  # (placed, or made a notice, once the turns are written out)
+            return Turn("system", _system_blocks(item), None)
         return Turn("user", [_notice(item)], None)
     return Turn(item["role"], _as_blocks(item["content"]), item)
 

@@ -25,7 +25,7 @@ by design; replies to them are not checked.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -74,7 +74,7 @@ class _Broken:
 class BindingGuard:
     """The bindings of one Context's pushed reasoning (see the module docstring)."""
 
-    __slots__ = ("_adapter", "_broken", "_head", "_last", "policy")
+    __slots__ = ("_adapter", "_bound", "_broken", "_head", "_last", "_stripped", "policy")
 
     def __init__(self, adapter: Adapter, policy: BrokenReasoning) -> None:
         if policy not in ("error", "drop"):
@@ -84,13 +84,10 @@ class BindingGuard:
         self._adapter = adapter
         self.policy: BrokenReasoning = policy
         self._broken: list[_Broken] = []
+        self._bound: list[int] = []  # every item carrying bound reasoning, in order
+        self._stripped: dict[int, NativeContent | None] = {}  # drop policy: as sent (broken)
         self._head: str | None = None  # the head the live bindings were produced under
         self._last: tuple[int, Sequence[NativeContent], str | None] | None = None
-
-    @property
-    def broken(self) -> int | None:
-        """The index of the first item whose reasoning is bound to a changed prefix."""
-        return self._broken[0].item if self._broken else None
 
     def built(self, stable: int, tail: Sequence[NativeContent], head: str | None) -> None:
         """A request of the Context's first ``stable`` items and ``tail`` was built."""
@@ -103,69 +100,94 @@ class BindingGuard:
     def pushed(self, history: Sequence[NativeContent], start: int) -> None:
         """Output was appended at ``start``; note its bindings if it carries bound reasoning."""
         adapter = self._adapter
-        if not any(adapter.binds_prefix(history[i]) for i in range(start, len(history))):
+        bound = [i for i in range(start, len(history)) if adapter.binds_prefix(history[i])]
+        if not bound:
             return
+        self._bound.extend(bound)
         last = self._last
         if last is None:
             return
         stable, tail, head = last
         if head is not None:
             self._head = head
-        position = _first_difference(history, start, stable, tail)
+        position = _first_difference(self.sent_form, history, start, stable, tail)
         if position is not None:
             cause = (
                 f"the request that produced it sent {stable + len(tail)} items, the history "
                 f"in front of it holds {start}; they differ from index {position} (an item "
                 "shown in that request and not kept, or changed since)"
             )
-            self._broken.append(_Broken(start, position, cause))
+            for item in bound:
+                self._broken.append(_Broken(item, position, cause))
+
+    def sent_form(self, index: int, item: NativeContent) -> NativeContent | None:
+        """``item`` (the history's ``index``) as requests send it: without its reasoning when
+        the drop policy left that reasoning out (``None``: left out whole)."""
+        return self._stripped.get(index, item) if self._stripped else item
 
     def detached(self, start: int) -> None:
         """Items from ``start`` on were detached: their bindings went with them."""
         while self._broken and self._broken[-1].item >= start:
             self._broken.pop()
+        while self._bound and self._bound[-1] >= start:
+            self._bound.pop()
+        for index in [i for i in self._stripped if i >= start]:
+            del self._stripped[index]
         if start == 0:
             self._head = None
 
-    def check(self, length: int, head: str | None) -> int | None:
-        """Before a request of ``length`` items with ``head`` is built: raise if it would carry
-        a broken binding or change the live bindings' head; under the drop policy return the
-        index from which bound reasoning is left out instead (``None``: nothing to leave out)."""
+    def check(
+        self, history: Sequence[NativeContent], length: int, head: str | None
+    ) -> bool:
+        """Before a request of the first ``length`` items (``history`` is the Context's) with
+        ``head`` is built: raise if it would carry a broken binding or change the live
+        bindings' head; under the drop policy note what to leave out instead and return
+        ``True`` when something is (read it back with :meth:`sent_form`)."""
         if head is not None and self._head is not None and head != self._head:
-            if self.policy == "drop":
-                return 0
-            raise PrefixBindingError(
-                "the request's system instructions or tools differ from those the earlier "
-                "replies' reasoning was produced under: keep system and tools byte-identical "
-                "for the whole session and put an update in a new message at the end",
-                position=0,
-                item=0,
-            )
+            if self.policy == "error":
+                raise PrefixBindingError(
+                    "the request's system instructions or tools differ from those the earlier "
+                    "replies' reasoning was produced under: keep system and tools byte-identical "
+                    "for the whole session and put an update in a new message at the end",
+                    position=0,
+                    item=self._bound[0] if self._bound else 0,
+                )
+            cause = "the system instructions or tools changed"
+            known = {b.item for b in self._broken}
+            self._broken.extend(_Broken(i, 0, cause) for i in self._bound if i not in known)
+            self._broken.sort(key=lambda b: b.item)
+            self._head = head
         for broken in self._broken:
             if broken.item >= length:
                 break
-            if self.policy == "drop":
-                return broken.item
-            raise PrefixBindingError(
-                f"item {broken.item} carries reasoning bound to the request that produced it, "
-                f"and {broken.cause}: the provider would reject this request or drop the "
-                "reasoning. Keep what was sent where it was, or build the Context with "
-                "broken_reasoning='drop'",
-                position=broken.position,
-                item=broken.item,
-            )
-        return None
+            if self.policy == "error":
+                raise PrefixBindingError(
+                    f"item {broken.item} carries reasoning bound to the request that produced "
+                    f"it, and {broken.cause}: the provider would reject this request or drop "
+                    "the reasoning. Keep what was sent where it was, or build the Context with "
+                    "broken_reasoning='drop'",
+                    position=broken.position,
+                    item=broken.item,
+                )
+            if broken.item not in self._stripped:
+                self._stripped[broken.item] = self._adapter.for_other_model(history[broken.item])
+        return any(index < length for index in self._stripped)
 
 
 def _first_difference(
-    history: Sequence[NativeContent], start: int, stable: int, tail: Sequence[NativeContent]
+    sent_form: Callable[[int, NativeContent], NativeContent | None],
+    history: Sequence[NativeContent],
+    start: int,
+    stable: int,
+    tail: Sequence[NativeContent],
 ) -> int | None:
-    """Where ``history[:start]`` and ``history[:stable] + tail`` first differ (``None``: equal)."""
+    """Where ``history[:start]`` (as requests send it) and ``history[:stable] + tail`` first
+    differ (``None``: equal). ``tail`` holds items as they were sent (the drop policy's)."""
     if stable > start:
         return start
     for offset, item in enumerate(tail):
         at = stable + offset
-        if at >= start or history[at] != item:
+        if at >= start or sent_form(at, history[at]) != item:
             return at
     end = stable + len(tail)
     return None if end == start else end

@@ -121,6 +121,11 @@ class Adapter(ABC):
         ``None`` leaves the item out of the request. The default keeps the item unchanged."""
         return item
 
+    def ends_open(self, segment: Sequence[NativeContent]) -> bool:
+        """True if how the end of ``segment`` is sent depends on the items after it, so a
+        request cache may not end a cached prefix there. The default is ``False``."""
+        return False
+
     def binds_prefix(self, item: NativeContent) -> bool:
         """True if ``item`` carries reasoning the provider binds to the request that produced
         it: sent back after any change before it, it is rejected or silently dropped (see

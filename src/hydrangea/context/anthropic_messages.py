@@ -76,10 +76,32 @@ _THINKING = ("thinking", "redacted_thinking")
 
 
 class AnthropicAdapter(Adapter):
-    """Adapter for the Anthropic Messages API. Stateless."""
+    """Adapter for the Anthropic Messages API. Stateless.
+
+    ``system_messages=True`` (``Context(..., system_messages=True)``) is for models that take
+    mid-conversation ``role: "system"`` messages: a system item after the leading run is then
+    sent as one where the API's placement rule allows it, instead of as ``"[system]"`` user
+    text (see :mod:`hydrangea.context._anthropic_request`).
+    """
 
     gateway = GatewayType.anthropic
     history_key = "messages"
+
+    def __init__(self, *, system_messages: bool = False) -> None:
+        self.system_messages = system_messages
+
+    def ends_open(self, segment: Sequence[NativeContent]) -> bool:
+        """With system messages, a system item is sent as one or as a notice by the messages
+        around it, which are settled only once an assistant turn follows it."""
+        if not self.system_messages:
+            return False
+        for item in reversed(segment):
+            role = item.get("role")
+            if role == "assistant":
+                return False
+            if role == "system":
+                return True
+        return False
 
     # -- Message -> items --------------------------------------------------------------------
 
@@ -204,7 +226,9 @@ class AnthropicAdapter(Adapter):
 
     def build_request(self, items: Sequence[NativeContent]) -> dict[str, Any]:
         """``{"messages": [...], "system"?: [text blocks]}`` for ``client.messages.create``."""
-        return build_anthropic_request(items, self.pairing)
+        return build_anthropic_request(
+            items, self.pairing, system_messages=self.system_messages
+        )
 
     def item_text(self, item: NativeContent) -> str:
         """Text, tool inputs (as JSON) and tool results of an item; no signatures or images."""

@@ -90,6 +90,11 @@ class Context(Sequence[NativeContent]):
     build a request that would send it under a changed prefix or with changed instructions or
     tools (:class:`~hydrangea.errors.PrefixBindingError`, before anything is sent). With
     ``broken_reasoning="drop"`` such reasoning is left out instead, consistently.
+
+    Anthropic: ``system_messages=True``, for models that take mid-conversation system messages,
+    sends a system item after the first non-system one as a ``role: "system"`` message where
+    the API allows one (right after a user message, last or before the reply), and as
+    ``"[system] ..."`` user text elsewhere; without it, always as that text.
     """
 
     __slots__ = (
@@ -112,9 +117,19 @@ class Context(Sequence[NativeContent]):
         items: Iterable[NativeContent] = (),
         *,
         broken_reasoning: BrokenReasoning = "error",
+        system_messages: bool = False,
     ) -> None:
         self._gateway = GatewayType(gateway)
         self._adapter = adapter_for(self._gateway)
+        if system_messages:
+            if self._gateway is not GatewayType.anthropic:
+                raise ContextStateError(
+                    "system_messages is for Anthropic models that take mid-conversation system "
+                    f"messages; {self._gateway.value} sends a later system item in its own way"
+                )
+            from hydrangea.context.anthropic_messages import AnthropicAdapter
+
+            self._adapter = AnthropicAdapter(system_messages=True)
         self._binding = BindingGuard(self._adapter, broken_reasoning)
         self._items: list[NativeContent] = []
         self._models: list[str | None] = []
@@ -191,8 +206,7 @@ class Context(Sequence[NativeContent]):
         return self._sent
 
     def _mark_sent(self, length: int) -> None:
-        if length > self._sent:
-            self._sent = length
+        self._sent = max(self._sent, length)
 
     def move_unsent(self, start: int, items: Sequence[NativeContent]) -> None:
         """Insert ``items`` (checked as :meth:`extend` checks) at ``start``, in front of items no
@@ -414,11 +428,9 @@ class Context(Sequence[NativeContent]):
         head = head_of(options)
         if items is None:
             self._mark_sent(len(self._items))
-        if model is None:
-            drop = self._binding.check(len(source), head)
-            if drop is not None:
-                source = self._without_bound(source, drop)
-                items = source  # built from scratch below
+        dropping = model is None and self._binding.check(self._items, len(source), head)
+        if dropping:
+            source = self._as_sent(source)
         if model is not None:
             produced = {
                 id(item): made
@@ -427,7 +439,13 @@ class Context(Sequence[NativeContent]):
             }
             if produced:
                 source = for_model(self._adapter, source, produced, model)
-        if items is None and model is None:
+        if dropping:  # (rare: built from scratch, the dropped reasoning left out)
+            built = (
+                cached_anthropic_kwargs(self._adapter, source, caching=caching)
+                if self._gateway is GatewayType.anthropic
+                else self._adapter.build_request(source)
+            )
+        elif items is None and model is None:
             built = self.build_incremental(len(self._items), (), caching=caching)
         elif items is None and self._gateway is GatewayType.anthropic:
             built = cached_anthropic_kwargs(self._adapter, source, caching=caching)
@@ -471,11 +489,11 @@ class Context(Sequence[NativeContent]):
         """
         if not 0 <= stable <= len(self._items):
             raise IndexError(f"stable {stable} is outside 0..{len(self._items)}")
-        drop = self._binding.check(stable + len(tail), None)
+        dropping = self._binding.check(self._items, stable + len(tail), None)
         self._mark_sent(stable)
         self._binding.built(stable, tuple(tail) if tail else (), None)
-        if drop is not None:
-            source = self._without_bound([*self._items[:stable], *tail], drop)
+        if dropping:
+            source = [*self._as_sent(self._items[:stable]), *tail]
             if self._gateway is GatewayType.anthropic:
                 return cached_anthropic_kwargs(self._adapter, source, caching=caching)
             return self._adapter.build_request(source)
@@ -492,18 +510,17 @@ class Context(Sequence[NativeContent]):
                 shared_of=lambda boundary: cache.shared_messages(self._items, boundary, built),
             ))
 
-    def _without_bound(
-        self, source: Sequence[NativeContent], start: int
-    ) -> list[NativeContent]:
-        """``source`` with the bound reasoning of items ``start`` onward left out (the drop
-        policy: what the providers' own drop mode would leave out)."""
-        adapter = self._adapter
-        out: list[NativeContent] = list(source[:start])
-        for item in source[start:]:
-            if adapter.binds_prefix(item):
-                kept = adapter.for_other_model(item)
-                if kept is not None:
-                    out.append(kept)
+    def _as_sent(self, source: Sequence[NativeContent]) -> list[NativeContent]:
+        """``source`` as requests send it under the drop policy: the Context's own items whose
+        reasoning is bound to a changed prefix without that reasoning (what the providers' own
+        drop mode would leave out), consistently in every later request."""
+        out: list[NativeContent] = []
+        items = self._items
+        for index, item in enumerate(source):
+            if index < len(items) and item is items[index]:
+                sent = self._binding.sent_form(index, item)
+                if sent is not None:
+                    out.append(sent)
             else:
                 out.append(item)
         return out
@@ -526,6 +543,8 @@ class Context(Sequence[NativeContent]):
         models = {str(i): made for i, made in enumerate(self._models) if made is not None}
         if models:
             document["models"] = models
+        if getattr(self._adapter, "system_messages", False):
+            document["system_messages"] = True
 
         return _json.dumps(document)
 
@@ -556,8 +575,13 @@ class Context(Sequence[NativeContent]):
             for key, made in models.items()
         ):
             raise SerializationError("saved Context has an invalid 'models' table")
+        system_messages = document.get("system_messages", False)
+        if system_messages is not True and system_messages is not False:
+            raise SerializationError(
+                f"saved Context has an invalid 'system_messages' flag: {system_messages!r}"
+            )
         try:
-            context = cls._from_parsed(gateway, items)
+            context = cls._from_parsed(gateway, items, system_messages)
         except (InvalidItemError, UnencodableTextError) as exc:
             raise SerializationError(f"saved Context holds an invalid item: {exc}") from exc
         for key, made in models.items():
@@ -565,7 +589,9 @@ class Context(Sequence[NativeContent]):
         return context
 
     @classmethod
-    def _from_parsed(cls, gateway: GatewayType, items: list[Any]) -> Context:
+    def _from_parsed(
+        cls, gateway: GatewayType, items: list[Any], system_messages: bool = False
+    ) -> Context:
         """A Context that takes ownership of ``items``, freshly parsed JSON nobody else holds.
 
         Checked as :meth:`extend` checks, without its defensive copy: parsed JSON is
@@ -573,7 +599,7 @@ class Context(Sequence[NativeContent]):
         with no caller. :func:`~hydrangea.context.native.check_json` still walks each item,
         because parsed JSON can hold lone surrogates (``"\\ud800"``) and deep nesting.
         """
-        context = cls(gateway)
+        context = cls(gateway, system_messages=system_messages)
         adapter = context._adapter
         for index, parsed in enumerate(items):
             check_json(parsed, f"native item {index}")

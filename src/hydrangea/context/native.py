@@ -12,6 +12,7 @@ from hydrangea.text import first_unencodable
 
 __all__ = [
     "MAX_DEPTH",
+    "MAX_INT_DIGITS",
     "NativeContent",
     "check_json",
     "clone_json",
@@ -35,6 +36,13 @@ Far beyond any provider's shapes; the bound keeps every recursive reader of an a
 (request builders, serializers, the explorer) clear of Python's recursion limit.
 """
 
+
+MAX_INT_DIGITS = 4300
+"""The most decimal digits an integer in an item may have: what Python's ``json`` writes and
+reads by default (``sys.get_int_max_str_digits``), so every accepted item can be saved."""
+
+_INT_BOUND = 10**MAX_INT_DIGITS
+_INT_FLOOR = -_INT_BOUND
 
 _first = itemgetter(0)
 
@@ -63,7 +71,10 @@ def _text(value: str) -> str:
     return value if type(value) is str else str.__str__(value)
 
 
-def _copy(value: object, depth: int, sort_keys: bool = False) -> Any:
+def _copy(
+    value: object, depth: int, sort_keys: bool = False,
+    floor: int = _INT_FLOOR, bound: int = _INT_BOUND,
+) -> Any:
     # Plain ASCII strings, ints, booleans and None are taken inline (no call per value): they
     # are most of an item. Errors and their order are those of one value-by-value walk.
     kind = type(value)
@@ -80,7 +91,8 @@ def _copy(value: object, depth: int, sort_keys: bool = False) -> Any:
             if not plain_key and not isinstance(key, str):
                 _refuse(InvalidItemError, f"has the key {key!r}; JSON object keys are strings")
             held = type(inner)
-            if (held is str and inner.isascii()) or inner is None or held is int or held is bool:
+            if ((held is str and inner.isascii()) or inner is None or held is bool
+                    or (held is int and floor < inner < bound)):
                 copied = inner
             else:
                 try:
@@ -105,7 +117,8 @@ def _copy(value: object, depth: int, sort_keys: bool = False) -> Any:
         append = items.append
         for index, inner in enumerate(value):  # type: ignore[arg-type]
             held = type(inner)
-            if (held is str and inner.isascii()) or inner is None or held is int or held is bool:
+            if ((held is str and inner.isascii()) or inner is None or held is bool
+                    or (held is int and floor < inner < bound)):
                 append(inner)
                 continue
             try:
@@ -114,19 +127,26 @@ def _copy(value: object, depth: int, sort_keys: bool = False) -> Any:
                 refused.path.append(f"[{index}]")
                 raise
         return items
-    if value is None or kind is bool or kind is int:
+    if value is None or kind is bool:
         return value
+    if kind is int or (isinstance(value, int) and not isinstance(value, bool)):
+        return _int(value)  # type: ignore[arg-type]
     if kind is float or isinstance(value, float):
         if not math.isfinite(value):  # type: ignore[arg-type]
             _refuse(InvalidItemError, f"is {value!r}, which is not a JSON number")
         return float(value)  # type: ignore[arg-type]
     if isinstance(value, bool):
         return bool(value)
-    if isinstance(value, int):
-        return int(value)
     if isinstance(value, str):
         return _text(value)
     _refuse(InvalidItemError, f"holds a {kind.__name__}, which is not a JSON value")
+
+
+def _int(value: int) -> int:
+    if not -_INT_BOUND < value < _INT_BOUND:
+        _refuse(InvalidItemError, f"is an integer of more than {MAX_INT_DIGITS} digits, which "
+                "JSON readers refuse; send it as a string")
+    return int(value)
 
 
 def _sorted(pairs: Any) -> list[tuple[Any, Any]]:
@@ -196,7 +216,9 @@ def _check(value: object, depth: int) -> None:
     elif kind is float:
         if not math.isfinite(value):  # type: ignore[arg-type]
             _refuse(InvalidItemError, f"is {value!r}, which is not a JSON number")
-    elif not (value is None or kind is bool or kind is int):
+    elif kind is int:
+        _int(value)  # type: ignore[arg-type]
+    elif not (value is None or kind is bool):
         _refuse(InvalidItemError, f"holds a {kind.__name__}, which is not a plain JSON value")
 
 
@@ -236,12 +258,15 @@ def clone_json(value: _T) -> _T:
 def _clone(value: Any) -> Any:
     kind = type(value)
     if kind is dict:
-        return {
-            key: inner if type(inner) in _ATOMS else _clone(inner)
-            for key, inner in value.items()
-        }
+        out = {}
+        for key, inner in value.items():
+            out[key] = inner if type(inner) in _ATOMS else _clone(inner)
+        return out
     if kind is list:
-        return [inner if type(inner) in _ATOMS else _clone(inner) for inner in value]
+        items = []
+        for inner in value:
+            items.append(inner if type(inner) in _ATOMS else _clone(inner))
+        return items
     if kind in _ATOMS:
         return value
     return copy.deepcopy(value)
@@ -276,12 +301,18 @@ def _clone_sorted(value: Any) -> Any:
         for key in keys:
             if type(key) is not str:
                 raise _NotPlain
-        return {
-            key: inner if type(inner := value[key]) in _ATOMS else _clone_sorted(inner)
-            for key in keys
-        }
+        # Loops, not comprehensions: a comprehension is a second frame per level on 3.11,
+        # and MAX_DEPTH levels must stay clear of the recursion limit.
+        out = {}
+        for key in keys:
+            inner = value[key]
+            out[key] = inner if type(inner) in _ATOMS else _clone_sorted(inner)
+        return out
     if kind is list:
-        return [inner if type(inner) in _ATOMS else _clone_sorted(inner) for inner in value]
+        items = []
+        for inner in value:
+            items.append(inner if type(inner) in _ATOMS else _clone_sorted(inner))
+        return items
     if kind in _ATOMS:
         return value
     raise _NotPlain

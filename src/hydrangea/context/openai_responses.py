@@ -379,10 +379,19 @@ def _output_as_text(item: NativeContent) -> dict[str, Any]:
 
 def _without_nulls(value: Any) -> Any:
     """``value`` with every null-valued key removed from every nested object."""
+    # Loops, not comprehensions (a second frame per level on 3.11): an item nested to
+    # MAX_DEPTH must stay clear of the recursion limit.
     if isinstance(value, dict):
-        return {key: _without_nulls(inner) for key, inner in value.items() if inner is not None}
+        out = {}
+        for key, inner in value.items():
+            if inner is not None:
+                out[key] = _without_nulls(inner)
+        return out
     if isinstance(value, list):
-        return [_without_nulls(inner) for inner in value]
+        items = []
+        for inner in value:
+            items.append(_without_nulls(inner))
+        return items
     return value
 
 

@@ -6,7 +6,8 @@
   :mod:`hydrangea.context.pairing`), so a ``ToolResultPart`` built from a call read back answers
   exactly that call.
 * :func:`reply_of` joins the Messages of one model response into the single assistant reply
-  an area's ``route()`` takes.
+  an area's ``route()`` takes; :class:`Route` hands one reply to several areas
+  (``context.push_back(output, route=Route(loop, conversation))``).
 * :func:`same_model` and :func:`for_model` decide which stored items were produced by another
   model than the one a request is built for, and hand those to the adapter's
   ``for_other_model`` (which leaves out or converts reasoning state tied to a model).
@@ -21,16 +22,77 @@ from typing import Protocol
 from hydrangea.context.adapter import Adapter
 from hydrangea.context.native import NativeContent
 from hydrangea.context.pairing import stable_call_id
+from hydrangea.errors import AreaUsageError
 from hydrangea.message import Message, Part, Role
 
-__all__ = ["ReplyRoute", "StableIds", "for_model", "messages_of", "reply_of", "same_model"]
+__all__ = [
+    "ReplyRoute",
+    "Route",
+    "StableIds",
+    "for_model",
+    "messages_of",
+    "reply_of",
+    "same_model",
+]
 
 
 class ReplyRoute(Protocol):
     """Anything that takes a model reply: the ready-made areas' ``route(reply)``."""
 
+    def route(self, reply: Message) -> object:
+        """Take the assistant reply the Context just stored (what it returns is ignored)."""
+
+
+class Route:
+    """One reply for every area that needs it: a :class:`ReplyRoute` over several.
+
+    ``context.push_back(output, route=Route(loop, conversation))`` routes the reply to ``loop``
+    and then to ``conversation``, in the order given (a tool loop and the conversation that
+    records the turn both need each reply). The areas are checked when the Route is made:
+    each must have a callable ``route``, and none may be given twice
+    (:class:`~hydrangea.errors.AreaUsageError` otherwise). If an area raises, the exception
+    escapes and the areas after it are not called; ``push_back`` then takes its items out
+    again, but the areas before it have taken the reply. So put first the areas that refuse a
+    reply before changing anything (a :class:`~hydrangea.areas.ToolLoopArea` refuses an async
+    tool, or a finished loop, before it runs a tool).
+    """
+
+    __slots__ = ("_areas",)
+
+    def __init__(self, *areas: ReplyRoute) -> None:
+        if not areas:
+            raise AreaUsageError("a Route needs at least one area")
+        for area in areas:
+            if not callable(getattr(area, "route", None)):
+                raise AreaUsageError(
+                    f"{type(area).__name__} has no route(reply); give areas that take replies"
+                )
+        if len({id(area) for area in areas}) != len(areas):
+            raise AreaUsageError("an area is given twice; it would take the reply twice")
+        self._areas = areas
+
+    @property
+    def areas(self) -> tuple[ReplyRoute, ...]:
+        """The areas, in the order they receive each reply."""
+        return self._areas
+
     def route(self, reply: Message) -> None:
-        """Take the assistant reply the Context just stored."""
+        """Hand ``reply`` to each area in order."""
+        for area in self._areas:
+            area.route(reply)
+
+    async def aroute(self, reply: Message) -> None:
+        """Hand ``reply`` to each area in order, awaiting ``aroute`` where an area has one
+        (a ToolLoopArea with async tools)."""
+        for area in self._areas:
+            asynchronous = getattr(area, "aroute", None)
+            if callable(asynchronous):
+                await asynchronous(reply)
+            else:
+                area.route(reply)
+
+    def __repr__(self) -> str:
+        return f"Route({', '.join(type(a).__name__ for a in self._areas)})"
 
 
 class StableIds:

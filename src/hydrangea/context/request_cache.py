@@ -427,6 +427,10 @@ class RequestCache:
             return {"role": before[-1]["role"], "parts": [{"text": "."}]}
         if gateway is GatewayType.openai_responses:
             return {"type": "message", "role": "user", "content": "."}
+        if before and before[-1].get("role") == "assistant" and self._adapter.ends_open(
+            [{"role": "system"}]
+        ):  # Anthropic system messages: whether one fits depends on the message before it
+            return {"role": "assistant", "content": "."}
         return {"role": "user", "content": "."}
 
     def _advance(self, source: Sequence[NativeContent], stable: int) -> None:
@@ -493,7 +497,7 @@ class RequestCache:
         """Whether what follows ``segment`` (non-empty, paired as ``pairing``) can be built on
         its own: no call of it left open; no id-less call (Gemini: their counts are carried on,
         ``Pairing.counted``); Responses: it does not end in a reasoning item."""
-        if pairing.unanswered:
+        if pairing.unanswered or self._adapter.ends_open(segment):
             return False
         match self._adapter.gateway:
             case GatewayType.openai_responses:

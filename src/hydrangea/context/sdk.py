@@ -45,6 +45,7 @@ from hydrangea.gateway import GatewayType
 __all__ = [
     "ANTHROPIC_STREAM_EVENT_TYPES",
     "SdkResponse",
+    "is_azure_filter_chunk",
     "looks_like_gemini_chunk",
     "native_output",
     "read_sdk_response",
@@ -272,7 +273,8 @@ def stream_event_gateway(output: object) -> GatewayType | None:
     """The gateway whose stream event or chunk ``output`` is (SDK object or raw dict), or ``None``.
 
     - ``openai``: a ``ChatCompletionChunk`` (or the chat stream helper's events), or a dict with
-      ``"object": "chat.completion.chunk"``.
+      ``"object": "chat.completion.chunk"`` or Azure's prompt-filter chunk
+      (:func:`is_azure_filter_chunk`).
     - ``openai_responses``: any Responses stream event class, or a dict whose ``type`` starts with
       ``"response."``.
     - ``anthropic``: a raw message stream event (``message_start`` ... ``message_stop``, beta
@@ -316,8 +318,20 @@ def looks_like_gemini_chunk(output: object) -> bool:
     return False
 
 
+def is_azure_filter_chunk(chunk: dict[str, Any]) -> bool:
+    """Azure OpenAI's prompt-filter chunk, sent before a completion's own chunks: ``id ""``,
+    ``object ""``, ``choices []`` and the ``prompt_filter_results`` that Azure's non-streamed
+    response carries at its top level."""
+    return (
+        chunk.get("object") == ""
+        and chunk.get("id") == ""
+        and chunk.get("choices") == []
+        and isinstance(chunk.get("prompt_filter_results"), list)
+    )
+
+
 def _dict_event_gateway(output: dict[str, Any]) -> GatewayType | None:
-    if output.get("object") == "chat.completion.chunk":
+    if output.get("object") == "chat.completion.chunk" or is_azure_filter_chunk(output):
         return GatewayType.openai
     kind = output.get("type")
     if isinstance(kind, str):

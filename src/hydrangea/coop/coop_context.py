@@ -20,7 +20,7 @@ import logging
 import threading
 import weakref
 from collections.abc import Iterator
-from typing import assert_never
+from typing import Protocol, assert_never
 
 from hydrangea import _spans, tracing
 from hydrangea.context.area import AnyContextArea, AreaFlowState, AreaLifeState
@@ -89,6 +89,14 @@ def _flow(area: AnyContextArea) -> AreaFlowState:
     return value
 
 
+class Driver(Protocol):
+    """What drives a CoopContext's renders (a :class:`~hydrangea.lifecycle.Lifecycle`)."""
+
+    @property
+    def rendering(self) -> bool:
+        """Whether it is rendering right now."""
+
+
 _SEQUENCES = (list, tuple)  # a tuple: `list | tuple` would build a union at every call
 
 
@@ -137,6 +145,7 @@ class CoopContext:
         "_collections",
         "_context",
         "_cursor",
+        "_drivers",
         "_last_collection",
         "_next_order",
         "_pending",
@@ -179,6 +188,7 @@ class CoopContext:
         self._last_collection: CollectionRecord | None = None
         # range_starts(), kept until a range starts or an area leaves the ring (None: unknown)
         self._starts: tuple[int, ...] | None = None
+        self._drivers: weakref.WeakSet[Driver] = weakref.WeakSet()
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -268,6 +278,10 @@ class CoopContext:
     def register(self, area: AnyContextArea) -> None:
         """Add ``area``; it joins the end of the ring at the next :meth:`render`.
 
+        An area with an ``on_register(coop)`` method (the ready-made areas have one) has it
+        called first, so it knows it belongs to this CoopContext; if it raises, nothing is
+        registered.
+
         Raises :class:`AreaContractError` (a ``TypeError``) for a missing or non-callable contract
         member or an unhashable object, and :class:`DuplicateAreaError` (a ``ValueError``) when
         this instance is already registered.
@@ -293,17 +307,49 @@ class CoopContext:
         with self._pending_lock:
             if id(area) in self._registered:
                 raise DuplicateAreaError(f"{area!r} is already registered")
+        hook = getattr(area, "on_register", None)
+        if callable(hook):  # the area learns it is registered (and may refuse a second coop)
+            hook(self)
+        with self._pending_lock:
+            if id(area) in self._registered:
+                raise DuplicateAreaError(f"{area!r} is already registered")
             self._registered.add(id(area))
             entry = _Entry(area, self._next_order)
             self._pending.append(entry)
             self._any_async = self._any_async or entry.is_async
             self._next_order += 1
 
+    def driven_by(self, driver: Driver) -> None:
+        """Note that ``driver`` renders this CoopContext (a Lifecycle calls this when it attaches).
+
+        From then on :meth:`render` and :meth:`arender` called by anything else raise
+        :class:`~hydrangea.errors.ContextStateError`: a render outside the driver would build a
+        request without its components (the reminders would be silently missing).
+        """
+        self._drivers.add(driver)
+
+    def _refuse_undriven(self, what: str) -> None:
+        drivers = list(self._drivers)
+        if drivers and not any(driver.rendering for driver in drivers):
+            raise ContextStateError(
+                f"coop.{what}() on a CoopContext a {type(drivers[0]).__name__} drives: its "
+                f"components would be left out of the request; call lifecycle.{what}() instead"
+            )
+
     # -- rendering ---------------------------------------------------------------------------
 
     @_spans.coop_render
     def render(self) -> Context:
-        """Collect the reclaimable tail, run one unfold pass, and return the Context."""
+        """Collect the reclaimable tail, run one unfold pass, and return the Context.
+
+        Refused (:class:`~hydrangea.errors.ContextStateError`) when a Lifecycle drives this
+        CoopContext: call ``lifecycle.render()``, which runs this render and adds its components.
+        """
+        self._refuse_undriven("render")
+        return self._render()
+
+    def _render(self) -> Context:
+        """:meth:`render` without the driver check (a render inside a turn, between replies)."""
         me = threading.get_ident()
         if self._render_thread == me:
             raise ContextStateError("CoopContext.render() called from inside an area callback")
@@ -331,12 +377,14 @@ class CoopContext:
     async def arender(self) -> Context:
         """:meth:`render` for async areas: awaits each callback that returns an awaitable.
 
-        Same collection, pass, ordering and errors as :meth:`render`. Concurrent calls from tasks
+        Same collection, pass, ordering and errors (the Lifecycle check included) as
+        :meth:`render`. Concurrent calls from tasks
         of one event loop run one after the other; a call from inside an area callback raises
         :class:`~hydrangea.errors.ContextStateError`. The callbacks run on the event loop's
         thread; while they are awaited, a sync :meth:`render` from that thread raises and one from
         another thread waits.
         """
+        self._refuse_undriven("arender")
         me = threading.get_ident()
         task = asyncio.current_task()
         if self._render_thread == me and self._render_task in (None, task):

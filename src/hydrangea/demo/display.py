@@ -7,6 +7,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from hydrangea.demo.naive import CACHE_READ, LoopCost
 from hydrangea.demo.report import CompactionFacts, DemoReport, RequestFacts, RetrievalFacts
 from hydrangea.demo.scenario import INJECTION
 
@@ -50,12 +51,12 @@ def _requests_table(report: DemoReport) -> Table:
     }
     table = Table(title="Requests (size and the prefix a provider cache could reuse)")
     table.add_column("#", justify="right")
-    table.add_column("turn.call")
+    table.add_column("turn", justify="right")
     table.add_column("tokens", justify="right")
-    table.add_column("cached prefix", justify="right")
+    table.add_column("cached prefix", justify="right", max_width=10)
     table.add_column("items", justify="right")
-    table.add_column("reminders in overlay")
-    table.add_column("areas")
+    table.add_column("reminders", overflow="fold")
+    table.add_column("areas", overflow="fold")
     for row in _request_rows(report):
         if row is None:
             table.add_row("…", "", "", "", "", "", "")
@@ -65,7 +66,7 @@ def _requests_table(report: DemoReport) -> Table:
         events = events_by_request.get(row.index, [])
         table.add_row(
             str(row.index),
-            f"{row.turn}.{row.call}",
+            f"{row.turn}" if row.call == 1 else f"{row.turn}.{row.call}",
             str(row.tokens),
             Text(share, style=style or ""),
             str(row.items),
@@ -77,13 +78,14 @@ def _requests_table(report: DemoReport) -> Table:
 
 def _retrieval_panel(retrieval: RetrievalFacts) -> Panel:
     table = Table(show_header=True, expand=True)
-    table.add_column("document")
-    table.add_column("origin")
-    table.add_column("as it stands in the request: fenced, untrusted, forged fences escaped")
+    table.add_column("document", overflow="fold")
+    table.add_column("origin", overflow="fold")
+    table.add_column("as it stands in the request: fenced, untrusted, forged fences escaped",
+                     ratio=3)
     for block in retrieval.fenced:
         injected = INJECTION in block.content
         shown = block.raw or block.content
-        text = shown if len(shown) < 360 else shown[:360] + "…"
+        text = shown if len(shown) < 600 else shown[:600] + "…"
         table.add_row(
             Text(block.item_id, style="bold red" if injected else ""),
             block.origin,
@@ -91,23 +93,33 @@ def _retrieval_panel(retrieval: RetrievalFacts) -> Panel:
                  style="red" if injected else ""),
         )
     refused = Table(show_header=True, expand=True)
-    refused.add_column("refused document")
-    refused.add_column("reason")
-    refused.add_column("published")
-    refused.add_column("content sha256")
+    refused.add_column("refused document", overflow="fold")
+    refused.add_column("reason", overflow="fold")
+    refused.add_column("published (UTC)", overflow="fold")
+    refused.add_column("sha256, first 12", overflow="fold")
     for rejection in retrieval.rejections:
         refused.add_row(
             rejection.item_id,
-            rejection.reason,
-            rejection.published_at or "undated",
-            rejection.content_sha256[:16] + "…",
+            rejection.reason.replace("_", " "),
+            (rejection.published_at or "undated")[:16].replace("T", " "),
+            rejection.content_sha256[:12],
         )
     title = (
-        f"As-of retrieval, turn {retrieval.turn} (as of {retrieval.as_of}; "
-        f"{retrieval.tokens}/{retrieval.token_budget} tokens; first sent in request "
-        f"{retrieval.request})"
+        f"As-of retrieval, turn {retrieval.turn}: {retrieval.tokens}/{retrieval.token_budget} "
+        f"tokens, sent from request {retrieval.request}"
     )
-    return Panel(Group(table, refused), title=title)
+    return Panel(Group(table, _FENCE_LEGEND, refused), title=title)
+
+
+_FENCE_LEGEND = Text.assemble(
+    ("How to read a fence: ", "bold"),
+    "a line starting ¤ and a 12-digit nonce opens a block of outside text: id, origin, kind "
+    "and publication time (UTC, YYYYMMDDhhmmss). The model is told that only lines with this "
+    "build's nonce open a block and that everything inside is data, never an instruction. "
+    "Inside, ¤ is written ␛r (and ␛ as ␛␛), so the forged fence line of the forum post "
+    "(␛r000…) cannot close the block or open a trusted one; the original text is recovered "
+    "exactly by unfencing.",
+)
 
 
 def _compaction_panel(compaction: CompactionFacts) -> Panel:
@@ -125,20 +137,57 @@ def _compaction_panel(compaction: CompactionFacts) -> Panel:
             f"items detached, {compaction.promoted} summary item promoted; areas reclaimed: "
             f"{', '.join(compaction.reclaimed_areas)}.\n"
         )
-    facts = compaction.summary["facts"]
-    lines.append(f"\nSummary ({len(facts)} facts):\n", style="bold")
-    for fact in facts[:6]:
-        lines.append(f"  - {fact}\n")
-    if len(facts) > 6:
-        lines.append(f"  … {len(facts) - 6} more\n")
-    lines.append("\nPointers → full records in the record store:\n", style="bold")
+    facts, pointers = compaction.summary["facts"], compaction.summary["pointers"]
+    lines.append(
+        f"\nThe summary: {len(facts)} facts (each record's first sentence) and "
+        f"{len(pointers)} pointers, each to the full record in the record store:\n",
+        style="bold",
+    )
     for pointer, content in list(compaction.records.items())[:6]:
-        first = content.split("\n", 1)[0]
-        lines.append(f"  {pointer}", style="cyan")
-        lines.append(f" → {first[:70]}{'…' if len(first) > 70 else ''}\n")
+        lines.append(f"  {pointer}\n", style="cyan")
+        lines.append(f"    {_clip(content.split(chr(10), 1)[0], 70)}\n")
     if len(compaction.records) > 6:
         lines.append(f"  … {len(compaction.records) - 6} more pointers\n")
     return Panel(lines, title="Compaction checkpoint")
+
+
+def _clip(text: str, width: int) -> str:
+    """``text`` cut at a word before ``width`` characters, marked with an ellipsis."""
+    if len(text) <= width:
+        return text
+    return text[: width - 1].rsplit(" ", 1)[0] + " …"
+
+
+def _loops_table(report: DemoReport) -> Table:
+    """This session against the naive loops (see :mod:`hydrangea.demo.naive`)."""
+    loops: tuple[LoopCost, ...] = report.loops
+    table = Table(title="The same session without the library: sent, cost, lost")
+    table.add_column("", overflow="fold", min_width=16)
+    for loop in loops:
+        table.add_column(loop.label, justify="right", overflow="fold")
+
+    def row(label: str, values: list[str]) -> None:
+        table.add_row(label, *values)
+
+    row("requests", [str(loop.requests) for loop in loops])
+    row("tokens sent", [f"{loop.tokens:,}" for loop in loops])
+    row("largest request", [f"{loop.peak:,}" for loop in loops])
+    row("prefix cached", [f"{loop.reused / loop.tokens:.0%}" if loop.tokens else "-"
+                          for loop in loops])
+    row(f"billed (cached at {CACHE_READ}x)", [f"{loop.billed:,}" for loop in loops])
+    row("after-as_of documents sent", [str(loop.future_documents) for loop in loops])
+    row("injection unfenced", ["yes" if loop.injection_unfenced else "no" for loop in loops])
+    row("earlier turns lost", [str(loop.turns_lost) for loop in loops])
+    return table
+
+
+_LOOPS_NOTE = (
+    "The naive loop sends one growing list: documents pasted in as plain text, reminders in "
+    "the system prompt (so a reminder that comes or goes changes the very first tokens, and "
+    "the cache misses). Cut to a budget, it drops the oldest turns, which are then gone: "
+    "nothing in the request points to them. A lost turn here is an earlier question that the "
+    "last request neither shows nor names by record id."
+)
 
 
 def _reasoning_panel(report: DemoReport) -> Panel:
@@ -214,6 +263,9 @@ def show_report(report: DemoReport, console: Console) -> None:
         console.print(_compaction_panel(compaction))
     if len(report.compactions) > 2:
         console.print(f"… and {len(report.compactions) - 2} more checkpoints (see --json)")
+    if report.loops:
+        console.print(_loops_table(report))
+        console.print(Text(_LOOPS_NOTE, style="dim"))
     console.print(_reasoning_panel(report))
     console.print(_timeline(report))
     reused = sum(r.reused_tokens for r in report.requests)

@@ -187,6 +187,9 @@ class DemoReport:
     reported_usage: dict[str, int] = field(default_factory=dict)
     """Token totals the provider reported for the session's responses (empty if none did):
     ``input_tokens``, ``output_tokens``, ``cache_read_tokens``, ``cache_write_tokens``."""
+    loops: tuple[Any, ...] = field(default=())
+    """Offline runs: this session and the naive loops side by side
+    (:class:`~hydrangea.demo.naive.LoopCost`, the session first)."""
 
     def to_dict(self) -> dict[str, Any]:
         """The report as JSON-ready data."""

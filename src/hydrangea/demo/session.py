@@ -19,6 +19,7 @@ from hydrangea.context.area import AnyContextArea, AreaLifeState, ContextAreaImp
 from hydrangea.context.context import Context
 from hydrangea.coop import CoopContext
 from hydrangea.demo import scenario
+from hydrangea.demo.naive import LoopCost, loop_cost, naive_loop
 from hydrangea.demo.report import (
     CompactionFacts,
     DemoReport,
@@ -336,6 +337,24 @@ def run_session(
         reasoning=tuple(reasoning),
         outputs=tuple(outputs),
         final_context_items=len(context),
+        loops=() if options.live else _loops(options, requests, len(turns)),
+    )
+
+
+def _loops(
+    options: SessionOptions, requests: list[RequestFacts], turns: int
+) -> tuple[LoopCost, ...]:
+    """This session, the naive loop, and the naive loop trimmed to this session's largest
+    request, measured alike (see :mod:`hydrangea.demo.naive`)."""
+    texts = {r.key: r.text for r in scenario.reminders()}
+    schedule = [[texts[key] for key in r.overlay if key in texts] for r in requests]
+    ours = loop_cost("hydrangea", options.gateway, [r.body for r in requests], turns)
+    naive = naive_loop(options.gateway, turns, schedule)
+    trimmed = naive_loop(options.gateway, turns, schedule, budget=ours.peak)
+    return (
+        ours,
+        loop_cost("naive loop", options.gateway, naive, turns),
+        loop_cost(f"naive, cut to {ours.peak}", options.gateway, trimmed, turns),
     )
 
 

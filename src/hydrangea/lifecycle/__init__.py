@@ -1,7 +1,8 @@
 """Lifecycles on an append-only history: ttl, cadence, stages, keys and tags, snapshots.
 
 Start with :class:`Lifecycle` (attach it to a CoopContext or a Context), add
-:class:`Component` objects, and call :meth:`Lifecycle.render` once per model turn.
+:class:`Component` objects, and call :meth:`Lifecycle.render` once per model turn. A component's
+schedule says in which episodes it is sent; what was sent is history (see "Prefix binding").
 """
 
 from hydrangea.lifecycle.component import Component, LifecycleKind, Placement, Stage
@@ -14,9 +15,9 @@ from hydrangea.lifecycle.errors import (
     PermanentComponentError,
     UnknownSnapshotError,
 )
-from hydrangea.lifecycle.history import LifecycleRequest, OverlayItem, Snapshot
+from hydrangea.lifecycle.history import LifecycleRequest, OverlayItem, Sending, Snapshot
 from hydrangea.lifecycle.records import ComponentState, PlainRenderer, Renderer, SnapshotHistory
-from hydrangea.lifecycle.session import Lifecycle
+from hydrangea.lifecycle.session import Lifecycle, Resend
 from hydrangea.lifecycle.visibility import Change, Phase, next_change, visible_at
 
 __all__ = [
@@ -37,6 +38,8 @@ __all__ = [
     "Placement",
     "PlainRenderer",
     "Renderer",
+    "Resend",
+    "Sending",
     "Snapshot",
     "SnapshotHistory",
     "Stage",

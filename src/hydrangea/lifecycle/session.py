@@ -32,9 +32,9 @@ from __future__ import annotations
 import logging
 import secrets
 from collections.abc import Callable, Iterable, Iterator
-from pathlib import Path
 from dataclasses import dataclass
 from enum import StrEnum
+from pathlib import Path
 from typing import Literal, Protocol, assert_never, runtime_checkable
 
 from hydrangea import _spans
@@ -113,6 +113,7 @@ class Lifecycle:
     """
 
     __slots__ = (
+        "__weakref__",  # a CoopContext it drives holds it weakly (dayone, issue 25)
         "_boundaries",
         "_caching",
         "_earlier",
@@ -122,8 +123,8 @@ class Lifecycle:
         "_log",
         "_own_tail",
         "_renderer",
-        "_resend",
         "_rendering",
+        "_resend",
         "_seals",
         "_seen",
         "_sendings",
@@ -167,6 +168,8 @@ class Lifecycle:
         self._sendings: list[Sending] = []
         self._seen = self._renderer.context.detaches  # the detaches _sendings caught up with
         self._expiring: tuple[Entry, ...] = ()
+        if isinstance(self._renderer, CoopContext):  # coop.render() alone now refuses (issue 25)
+            self._renderer.driven_by(self)
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -174,6 +177,11 @@ class Lifecycle:
     def context(self) -> Context:
         """The Context whose history this session manages."""
         return self._renderer.context
+
+    @property
+    def rendering(self) -> bool:
+        """Whether :meth:`render` or :meth:`arender` is running (the CoopContext asks)."""
+        return self._rendering
 
     @property
     def renderer(self) -> Renderer:
@@ -392,16 +400,16 @@ class Lifecycle:
         return episode
 
     def _before_at(self, context: Context) -> int | None:
-        """Where this episode's ``before`` components go: in front of the newest item that no
-        request has covered and no area owns (or at the end, in front of what the areas are
-        about to render); ``None`` when that point would split a tool exchange (they then go
-        at the end, after the areas' output)."""
+        """Where this episode's ``before`` components go: with a CoopContext, at the end, in
+        front of what the areas are about to render; on a bare Context, in front of the newest
+        item that no request has covered (nor the lifecycle appended). ``None`` when that point
+        would split a tool exchange (they then go at the end, after the areas' output)."""
         adapter = context.adapter
-        floor = max(context.sent, self._owned_end())
-        renderer = self._renderer
-        if isinstance(renderer, CoopContext):
-            floor = max(floor, renderer.ranges_end())
-        at = max(before_newest(adapter, context), floor)
+        if isinstance(self._renderer, CoopContext):
+            at = len(context)  # in front of what the areas render next
+        else:
+            floor = max(context.sent, self._owned_end())
+            at = max(before_newest(adapter, context), floor)
         if at > 0 and at < len(context) and (
             adapter.opens_exchange(context[at - 1]) or adapter.closes_exchange(context[at])
         ):

@@ -20,8 +20,9 @@ from datetime import datetime
 from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from hydrangea.context.context import Context
-from hydrangea.errors import StoreError
+from hydrangea.errors import StoreError, UnencodableTextError
 from hydrangea.stores.changes import Attach, Marks, SessionValue
+from hydrangea.text import first_unencodable
 
 __all__ = ["AsyncSessionStore", "SessionInfo", "SessionStore", "StoredSession", "check_id"]
 
@@ -41,6 +42,12 @@ def check_id(session_id: object) -> str:
         )
     if "\x00" in session_id:
         raise StoreError("a session id cannot contain NUL characters")
+    bad = first_unencodable(session_id)
+    if bad is not None:
+        raise UnencodableTextError(
+            f"session id {session_id!r:.60} holds a lone surrogate U+{ord(session_id[bad]):04X} "
+            f"at index {bad}, which no store can encode; use well-formed text"
+        )
     return session_id
 
 
@@ -67,6 +74,12 @@ class StoredSession(Generic[T]):
         self._marks = marks
         self._bound = bound
         self._valid = True
+
+    def _invalidate(self) -> None:
+        """After a ``load_for_update`` block that failed or whose commit failed: what this
+        object holds (version, marks) may not be what the store holds."""
+        self._valid = False
+        self._bound = None
 
     @property
     def context(self) -> Context:
@@ -136,7 +149,8 @@ class SessionStore(Protocol):
     ) -> AbstractContextManager[StoredSession[T]]:
         """Load and lock the session for the ``with`` block: other ``load_for_update`` calls
         and saves of it wait until the block ends. Saves inside the block commit when it ends
-        without an exception; an exception rolls them all back."""
+        without an exception; an exception rolls them all back. If the block raised or its
+        COMMIT failed, the :class:`StoredSession` can no longer be saved (load it again)."""
         ...
 
     def list_sessions(self) -> list[SessionInfo]:

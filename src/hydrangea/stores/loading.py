@@ -53,6 +53,11 @@ def _loads(text: str | bytes, what: str) -> Any:
         return json.loads(text)
     except (TypeError, ValueError) as exc:
         raise SerializationError(f"stored {what} is not valid JSON: {exc}") from exc
+    except RecursionError:
+        raise SerializationError(
+            f"stored {what} nests too deeply to read (no item the library stores nests deeper "
+            "than 512 levels): the row was edited outside the library"
+        ) from None
 
 
 def assemble(

@@ -70,12 +70,19 @@ class _Pooled:
         current = sql.run(sql.schema_version(_D), lambda s: _pg.execute(conn, s))
         if not _pg.check_schema(current, migrate, self.where):
             return
-        with conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_pg.MIGRATION_LOCK,))
-            current = sql.run(sql.schema_version(_D), lambda s: _pg.execute(conn, s))
-            if _pg.check_schema(current, migrate, self.where):
-                _log.info("migrating %s from schema %d to %d", self.where, current, sql.LATEST)
-                sql.run(sql.migrate(_D, current), lambda s: _pg.execute(conn, s))
+        # A session-level lock taken outside the migrating transaction, and the version read
+        # again in a new one: a transaction begun before another process's migration committed
+        # may still see the schema without its tables.
+        conn.execute("SELECT pg_advisory_lock(%s)", (_pg.MIGRATION_LOCK,))
+        try:
+            with conn.transaction():
+                current = sql.run(sql.schema_version(_D), lambda s: _pg.execute(conn, s))
+                if _pg.check_schema(current, migrate, self.where):
+                    _log.info("migrating %s from schema %d to %d", self.where, current,
+                              sql.LATEST)
+                    sql.run(sql.migrate(_D, current), lambda s: _pg.execute(conn, s))
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(%s)", (_pg.MIGRATION_LOCK,))
 
     @contextmanager
     def transaction(
@@ -162,17 +169,22 @@ class PostgresSessionStore:
         that lasts the block: other saves and ``load_for_update`` calls of this session wait.
         The block's saves commit at its end; an exception rolls them all back."""
         check_id(session_id)
-        with self._db.transaction(f"lock session {session_id!r}") as conn:
-            rows = sql.run(sql.load(_D, session_id, lock=True), lambda s: _pg.execute(conn, s))
-            value, marks = assemble(session_id, rows, kind, attach)
-            session = StoredSession(self, session_id, value, rows.version, marks, bound=conn)
-            try:
+        session: StoredSession[T] | None = None
+        try:
+            with self._db.transaction(f"lock session {session_id!r}") as conn:
+                rows = sql.run(sql.load(_D, session_id, lock=True),
+                               lambda s: _pg.execute(conn, s))
+                value, marks = assemble(session_id, rows, kind, attach)
+                session = StoredSession(self, session_id, value, rows.version, marks,
+                                        bound=conn)
                 yield session
-            except BaseException:
-                session._valid = False
-                raise
-            finally:
-                session._bound = None
+        except BaseException:
+            # The block raised or its COMMIT failed: the saves it made may not be stored.
+            if session is not None:
+                session._invalidate()
+            raise
+        assert session is not None
+        session._bound = None
 
     def list_sessions(self) -> list[SessionInfo]:
         """Every stored session, by id."""

@@ -58,13 +58,18 @@ class AsyncPostgresSessionStore:
             async with conn:
                 current = await _pg.run_async(sql.schema_version(_D), conn)
                 if _pg.check_schema(current, migrate, where):
-                    async with conn.transaction():
-                        await conn.execute("SELECT pg_advisory_xact_lock(%s)",
+                    # As the sync store: a session-level lock, the version read again in a
+                    # new transaction.
+                    await conn.execute("SELECT pg_advisory_lock(%s)", (_pg.MIGRATION_LOCK,))
+                    try:
+                        async with conn.transaction():
+                            current = await _pg.run_async(sql.schema_version(_D), conn)
+                            if _pg.check_schema(current, migrate, where):
+                                _log.info("migrating %s to schema %d", where, sql.LATEST)
+                                await _pg.run_async(sql.migrate(_D, current), conn)
+                    finally:
+                        await conn.execute("SELECT pg_advisory_unlock(%s)",
                                            (_pg.MIGRATION_LOCK,))
-                        current = await _pg.run_async(sql.schema_version(_D), conn)
-                        if _pg.check_schema(current, migrate, where):
-                            _log.info("migrating %s to schema %d", where, sql.LATEST)
-                            await _pg.run_async(sql.migrate(_D, current), conn)
         except (psycopg.Error, OSError) as exc:
             raise _pg.translate(exc, where, "open the session store") from exc
         pool = pool_module.AsyncConnectionPool(
@@ -132,17 +137,21 @@ class AsyncPostgresSessionStore:
     ) -> AsyncIterator[StoredSession[T]]:
         """``async with``: the session's row locked for the block (see the sync store)."""
         check_id(session_id)
-        async with self._transaction(f"lock session {session_id!r}") as conn:
-            rows = await _pg.run_async(sql.load(_D, session_id, lock=True), conn)
-            value, marks = assemble(session_id, rows, kind, attach)
-            session = StoredSession(self, session_id, value, rows.version, marks, bound=conn)
-            try:
+        session: StoredSession[T] | None = None
+        try:
+            async with self._transaction(f"lock session {session_id!r}") as conn:
+                rows = await _pg.run_async(sql.load(_D, session_id, lock=True), conn)
+                value, marks = assemble(session_id, rows, kind, attach)
+                session = StoredSession(self, session_id, value, rows.version, marks,
+                                        bound=conn)
                 yield session
-            except BaseException:
-                session._valid = False
-                raise
-            finally:
-                session._bound = None
+        except BaseException:
+            # The block raised or its COMMIT failed: the saves it made may not be stored.
+            if session is not None:
+                session._invalidate()
+            raise
+        assert session is not None
+        session._bound = None
 
     async def list_sessions(self) -> list[SessionInfo]:
         """Every stored session, by id."""

@@ -13,7 +13,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from hydrangea.errors import SessionConflictError, SessionNotFoundError
+from hydrangea.errors import (
+    SchemaVersionError,
+    SerializationError,
+    SessionConflictError,
+    SessionNotFoundError,
+)
 from hydrangea.stores.base import SessionInfo
 from hydrangea.stores.changes import Changes
 from hydrangea.stores.loading import Rows
@@ -74,7 +79,7 @@ SCHEMA_TABLE = "hydrangea_schema"
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     # version 1: sessions, their items, lifecycle segments and snapshots
     (
-        """CREATE TABLE hydrangea_sessions (
+        """CREATE TABLE IF NOT EXISTS hydrangea_sessions (
             session_id TEXT PRIMARY KEY,
             kind TEXT NOT NULL,
             gateway TEXT NOT NULL,
@@ -84,27 +89,27 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             created_at {ts} NOT NULL,
             updated_at {ts} NOT NULL
         )""",
-        """CREATE TABLE hydrangea_items (
+        """CREATE TABLE IF NOT EXISTS hydrangea_items (
             session_id TEXT NOT NULL,
             seq {int} NOT NULL,
             item {json} NOT NULL,
             PRIMARY KEY (session_id, seq)
         )""",
-        """CREATE TABLE hydrangea_segments (
+        """CREATE TABLE IF NOT EXISTS hydrangea_segments (
             session_id TEXT NOT NULL,
             seg {int} NOT NULL,
             parent {int},
             parent_len {int} NOT NULL,
             PRIMARY KEY (session_id, seg)
         )""",
-        """CREATE TABLE hydrangea_segment_items (
+        """CREATE TABLE IF NOT EXISTS hydrangea_segment_items (
             session_id TEXT NOT NULL,
             seg {int} NOT NULL,
             idx {int} NOT NULL,
             item {json} NOT NULL,
             PRIMARY KEY (session_id, seg, idx)
         )""",
-        """CREATE TABLE hydrangea_snapshots (
+        """CREATE TABLE IF NOT EXISTS hydrangea_snapshots (
             session_id TEXT NOT NULL,
             ord {int} NOT NULL,
             snapshot_id TEXT NOT NULL,
@@ -114,8 +119,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ),
     # version 2: list sessions by recency without a scan; the PostgreSQL record store's table
     (
-        "CREATE INDEX hydrangea_sessions_updated ON hydrangea_sessions (updated_at)",
-        """CREATE TABLE hydrangea_records (
+        "CREATE INDEX IF NOT EXISTS hydrangea_sessions_updated ON hydrangea_sessions (updated_at)",
+        """CREATE TABLE IF NOT EXISTS hydrangea_records (
             seq {serial},
             item_id TEXT NOT NULL UNIQUE,
             body {json} NOT NULL
@@ -137,7 +142,15 @@ def schema_version(d: Dialect) -> Ops:
     if not found or found[0][0] is None:
         return 0
     rows = yield Step(f"SELECT version FROM {SCHEMA_TABLE} WHERE id = 1", fetch=True)
-    return int(rows[0][0]) if rows else 0
+    if not rows:
+        return 0
+    found = rows[0][0]
+    if type(found) is not int or found < 0:
+        raise SchemaVersionError(
+            f"table {SCHEMA_TABLE}, row id 1 holds schema version {found!r:.40}, which no "
+            "version of the library writes: the table was edited; restore it from a backup"
+        )
+    return found
 
 
 def run(ops: Ops, execute: Callable[[Step], Any]) -> Any:
@@ -153,9 +166,10 @@ def run(ops: Ops, execute: Callable[[Step], Any]) -> Any:
 def migrate(d: Dialect, current: int, target: int = LATEST) -> Ops:
     """Bring the schema from ``current`` to ``target`` (the driver holds the migration lock)."""
     if current == 0:
-        yield Step(d.sql(f"CREATE TABLE {SCHEMA_TABLE} (id {{int}} PRIMARY KEY, "
+        yield Step(d.sql(f"CREATE TABLE IF NOT EXISTS {SCHEMA_TABLE} (id {{int}} PRIMARY KEY, "
                          "version {int} NOT NULL)"))
-        yield Step(d.sql(f"INSERT INTO {SCHEMA_TABLE} (id, version) VALUES (1, 0)"))
+        yield Step(d.sql(f"INSERT INTO {SCHEMA_TABLE} (id, version) VALUES (1, 0) "
+                         "ON CONFLICT (id) DO NOTHING"))
     for version in range(current + 1, target + 1):
         for statement in MIGRATIONS[version - 1]:
             yield Step(d.sql(statement))
@@ -238,7 +252,8 @@ def save(d: Dialect, session_id: str, version: int, changes: Changes) -> Ops:
 
 
 def load(d: Dialect, session_id: str, *, lock: bool = False) -> Ops:
-    """The rows of a session; SessionNotFoundError if there is none."""
+    """The rows of a session, checked (numbers, positions, counts); SessionNotFoundError if
+    there is none, SerializationError naming the table and row of anything edited."""
     head = yield Step(
         d.sql("SELECT kind, gateway, version, length, state{t} FROM hydrangea_sessions "
               "WHERE session_id = {p}") + (d.for_update if lock else ""),
@@ -247,10 +262,20 @@ def load(d: Dialect, session_id: str, *, lock: bool = False) -> Ops:
     if not head:
         raise SessionNotFoundError(f"no session is stored under {session_id!r}")
     kind, gateway, version, length, state = head[0]
+    row = _Where("hydrangea_sessions", session_id)
+    version = row.number(version, "version", 1)
+    length = row.number(length, "length", 0)
     items = yield Step(
-        d.sql("SELECT item{t} FROM hydrangea_items WHERE session_id = {p} ORDER BY seq"),
+        d.sql("SELECT seq, item{t} FROM hydrangea_items WHERE session_id = {p} ORDER BY seq"),
         (session_id,), fetch=True,
     )
+    _Where("hydrangea_items", session_id).positions([r[0] for r in items], "seq")
+    if len(items) != length:
+        raise SerializationError(
+            f"table hydrangea_sessions, row {session_id!r}: the session should hold {length} "
+            f"items but table hydrangea_items holds {len(items)} (rows deleted or added by "
+            "hand); restore the database from a backup"
+        )
     segments: list[Any] = []
     segment_items: list[Any] = []
     snapshots: list[Any] = []
@@ -267,13 +292,56 @@ def load(d: Dialect, session_id: str, *, lock: bool = False) -> Ops:
             d.sql("SELECT ord, snapshot_id, body{t} FROM hydrangea_snapshots "
                   "WHERE session_id = {p} ORDER BY ord"), (session_id,), fetch=True,
         )
+        seg_rows = _Where("hydrangea_segments", session_id)
+        seg_rows.positions([r[0] for r in segments], "seg")
+        for seg, parent, parent_len in segments:
+            if parent is not None:
+                seg_rows.number(parent, "parent", 0, at=f"seg {seg}")
+            seg_rows.number(parent_len, "parent_len", 0, at=f"seg {seg}")
+        per_segment: dict[int, list[object]] = {}
+        for seg, idx, _ in segment_items:
+            per_segment.setdefault(seg, []).append(idx)
+        for seg, indexes in per_segment.items():
+            _Where("hydrangea_segment_items", session_id).positions(indexes, "idx",
+                                                                    at=f"seg {seg!r}")
+        _Where("hydrangea_snapshots", session_id).positions([r[0] for r in snapshots], "ord")
     return Rows(
-        kind=str(kind), gateway=str(gateway), version=int(version), length=int(length),
-        state=str(state), items=[str(r[0]) for r in items],
-        segments=[(int(a), None if b is None else int(b), int(c)) for a, b, c in segments],
-        segment_items=[(int(a), int(b), str(c)) for a, b, c in segment_items],
-        snapshots=[(int(a), str(b), str(c)) for a, b, c in snapshots],
+        kind=str(kind), gateway=str(gateway), version=version, length=length,
+        state=str(state), items=[str(r[1]) for r in items],
+        segments=[(a, b, c) for a, b, c in segments],
+        segment_items=[(a, b, str(c)) for a, b, c in segment_items],
+        snapshots=[(a, str(b), str(c)) for a, b, c in snapshots],
     )
+
+
+@dataclass(frozen=True, slots=True)
+class _Where:
+    """One table's rows of one session, for the checks of :func:`load`."""
+
+    table: str
+    session_id: str
+
+    def refuse(self, what: str, at: str) -> SerializationError:
+        return SerializationError(
+            f"table {self.table}, row (session {self.session_id!r}{', ' + at if at else ''}): "
+            f"{what}; the row was edited outside the library: restore the database from a "
+            "backup"
+        )
+
+    def number(self, value: object, column: str, least: int, *, at: str = "") -> int:
+        if type(value) is not int or value < least:
+            raise self.refuse(f"column {column} holds {value!r:.40}, not an integer of at least "
+                              f"{least}", at)
+        return value
+
+    def positions(self, found: Sequence[object], column: str, *, at: str = "") -> None:
+        """The ``column`` of ordered rows must run 0, 1, 2, ... with no gap."""
+        for expected, value in enumerate(found):
+            if value != expected or type(value) is not int:
+                raise self.refuse(
+                    f"column {column} holds {value!r:.40} where {expected} was expected "
+                    "(a row moved, deleted or added)", f"{at + ', ' if at else ''}{column} "
+                    f"{value!r:.40}")
 
 
 def delete(d: Dialect, session_id: str) -> Ops:

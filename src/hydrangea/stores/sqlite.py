@@ -71,6 +71,8 @@ class SqliteSessionStore:
         migrate: bool = True,
     ) -> None:
         self._path = Path(path)
+        if "\x00" in str(self._path):
+            raise StoreError(f"a SQLite path cannot contain NUL characters: {str(path)!r:.80}")
         self._read_only = read_only
         self._lock = threading.RLock()
         try:
@@ -212,15 +214,18 @@ class SqliteSessionStore:
         the block's saves commit at its end, or roll back together if it raises."""
         check_id(session_id)
         self._writable()
-        with self._lock, self._transaction(f"lock session {session_id!r}"):
-            rows = sql.run(sql.load(_D, session_id), self._execute)
-            value, marks = assemble(session_id, rows, kind, attach)
-            session = StoredSession(self, session_id, value, rows.version, marks)
-            try:
+        session: StoredSession[T] | None = None
+        try:
+            with self._lock, self._transaction(f"lock session {session_id!r}"):
+                rows = sql.run(sql.load(_D, session_id), self._execute)
+                value, marks = assemble(session_id, rows, kind, attach)
+                session = StoredSession(self, session_id, value, rows.version, marks)
                 yield session
-            except BaseException:
-                session._valid = False  # its saves are rolled back with the block
-                raise
+        except BaseException:
+            # The block raised (its saves are rolled back) or its COMMIT failed.
+            if session is not None:
+                session._invalidate()
+            raise
 
     def list_sessions(self) -> list[SessionInfo]:
         """Every stored session, by id."""

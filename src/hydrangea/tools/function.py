@@ -81,12 +81,22 @@ class FunctionTool(Generic[P, R]):
     """Whether calling the function returns a coroutine."""
     _arguments: type[BaseModel]
     _fields: tuple[tuple[str, str], ...]
+    trusted: bool = False
+    """Whether the tool's output is the harness's own text, sent to the model as it is. By
+    default (``False``) a tool's output is outside text: :class:`~hydrangea.areas.ToolLoopArea`
+    sends it fenced as untrusted data (:func:`~hydrangea.tools.fence_tool_output`)."""
 
     @classmethod
     def from_function(
-        cls, function: Callable[P, R], *, name: str | None = None, description: str | None = None
+        cls,
+        function: Callable[P, R],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        trusted: bool = False,
     ) -> FunctionTool[P, R]:
-        """Declare ``function`` as a tool.
+        """Declare ``function`` as a tool (``trusted``: its output is sent unfenced, see
+        :attr:`trusted`).
 
         Every parameter needs a type annotation pydantic can describe in JSON schema
         (``Annotated[..., Field(...)]`` constraints and descriptions are kept); defaults make a
@@ -123,6 +133,7 @@ class FunctionTool(Generic[P, R]):
             is_async=_is_async(function),
             _arguments=model,
             _fields=fields,
+            trusted=trusted,
         )
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
@@ -160,7 +171,7 @@ class FunctionTool(Generic[P, R]):
         return self.function(**values)  # type: ignore[call-arg]
 
     def __repr__(self) -> str:
-        kind = "async " if self.is_async else ""
+        kind = ("async " if self.is_async else "") + ("trusted " if self.trusted else "")
         return f"FunctionTool({kind}{self.name})"
 
 
@@ -170,7 +181,7 @@ def tool(function: Callable[P, R], /) -> FunctionTool[P, R]: ...
 
 @overload
 def tool(
-    *, name: str | None = None, description: str | None = None
+    *, name: str | None = None, description: str | None = None, trusted: bool = False
 ) -> Callable[[Callable[P, R]], FunctionTool[P, R]]: ...
 
 
@@ -180,17 +191,21 @@ def tool(
     *,
     name: str | None = None,
     description: str | None = None,
+    trusted: bool = False,
 ) -> FunctionTool[P, R] | Callable[[Callable[P, R]], FunctionTool[P, R]]:
-    """Decorator: ``@tool`` or ``@tool(name=..., description=...)`` over a typed function.
+    """Decorator: ``@tool`` or ``@tool(name=..., description=..., trusted=...)`` over a typed
+    function (``trusted=True``: the harness's own output, sent unfenced).
 
     Shorthand for :meth:`FunctionTool.from_function`; the decorated name is the tool, and still
     calls the function.
     """
     if function is not None:
-        return FunctionTool.from_function(function, name=name, description=description)
+        return FunctionTool.from_function(
+            function, name=name, description=description, trusted=trusted
+        )
 
     def decorate(fn: Callable[P, R]) -> FunctionTool[P, R]:
-        return FunctionTool.from_function(fn, name=name, description=description)
+        return FunctionTool.from_function(fn, name=name, description=description, trusted=trusted)
 
     return decorate
 
