@@ -26,12 +26,14 @@ __all__ = [
     "CACHE_READ_PRICE",
     "CACHE_WRITE_PRICE",
     "MIN_CACHEABLE_TOKENS",
+    "REMINDER_MARK",
     "Request",
     "RequestMessage",
     "StrategyTotals",
     "TurnCost",
     "billed_cost",
     "cost_turns",
+    "is_reminder",
     "reused_tokens",
     "shared_prefix_tokens",
     "totals",
@@ -67,6 +69,19 @@ class TurnCost:
     reused_tokens: int
     new_tokens: int
     billed: float
+    reminder_tokens: int = 0
+    """Tokens of the request's reminder units (see :func:`is_reminder`)."""
+    reminder_billed: float = 0.0
+    """The reminder units' share of :attr:`billed` (provider rules only)."""
+
+
+REMINDER_MARK = "<reminder key="
+"""How every strategy's reminder message begins (:func:`.strategy.reminder_message`)."""
+
+
+def is_reminder(unit: RequestMessage) -> bool:
+    """Whether ``unit`` is (part of) a reminder message."""
+    return REMINDER_MARK in unit.text
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +94,8 @@ class StrategyTotals:
     billed: float
     peak_tokens: int
     mean_tokens: float
+    reminder_tokens: int = 0
+    reminder_billed: float = 0.0
 
     @property
     def reuse_share(self) -> float:
@@ -147,4 +164,6 @@ def totals(turns: Sequence[TurnCost]) -> StrategyTotals:
         billed=sum(turn.billed for turn in turns),
         peak_tokens=max(sizes, default=0),
         mean_tokens=sum(sizes) / len(sizes) if sizes else 0.0,
+        reminder_tokens=sum(turn.reminder_tokens for turn in turns),
+        reminder_billed=sum(turn.reminder_billed for turn in turns),
     )

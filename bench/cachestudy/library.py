@@ -5,18 +5,25 @@
   ``threshold`` tokens, a checkpoint replaces it by a structured summary whose pointers lead to
   records (see :mod:`.checkpoints`); earlier summaries are not touched, except that with a
   ``rollup`` size a checkpoint merges them all into one once enough have accumulated.
-* Reminders never enter the history: they are shown at the tail of the request, in the turns
-  they are visible.
+* What was sent is history: after the turn's events, the turn's visible reminders are appended
+  to the history, and stay where they were sent. With ``resend="each_episode"`` every visible
+  reminder is appended again in every turn; with ``"when_changed"`` a reminder is appended only
+  when the history holds no sending of its current text (first shown, text changed, or a
+  checkpoint took its sending with the conversation it sat in). Reminders are not summarized
+  and do not count toward the threshold (they are not the conversation's turns).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Literal
+
+from hydrangea.message import Message
 
 from .accounting import Request
 from .checkpoints import CheckpointHistory
 from .render import Renderer
-from .strategy import check_budget, reminder_messages
+from .strategy import Entry, check_budget, reminder_message
 from .transcript import Transcript, Turn
 
 __all__ = ["LibraryModel"]
@@ -33,11 +40,14 @@ class LibraryModel:
         *,
         threshold: int,
         rollup: int | None = None,
+        resend: Literal["each_episode", "when_changed"] = "each_episode",
     ) -> None:
-        self.name = "library policy (local model)"
+        self.name = f"library policy (local model, resend {resend.replace('_', ' ')})"
         self.renderer = renderer
         self.budget = budget
+        self.resend = resend
         self.history = CheckpointHistory(transcript.system_prompt, renderer, threshold, rollup)
+        self.slots: list[Entry | tuple[str, str, Message]] = []  # entries and sent reminders
 
     @property
     def rollups(self) -> int:
@@ -45,12 +55,20 @@ class LibraryModel:
         return self.history.rollups
 
     def step(self, turn: Turn) -> Request:
-        """Append the turn's events (checkpointing when due) and add the reminders at the tail."""
+        """Append the turn's events (checkpointing when due), then the reminders it sends."""
         history = self.history
-        history.append(turn)
-        body = [entry.message for entry in history.entries]
-        tail = reminder_messages(turn.reminders)
-        request = self.renderer.request_of([history.system, *history.summaries, *body, *tail])
+        before = len(history.entries)
+        if history.append(turn):  # a checkpoint: the conversation (reminders in it) is gone
+            self.slots = []
+            before = 0
+        self.slots.extend(history.entries[before:])
+        in_history = {(slot[0], slot[1]) for slot in self.slots if isinstance(slot, tuple)}
+        for reminder in turn.reminders:
+            version = (reminder.key, reminder.text)
+            if self.resend == "each_episode" or version not in in_history:
+                self.slots.append((*version, reminder_message(reminder)))
+        body = [slot.message if isinstance(slot, Entry) else slot[2] for slot in self.slots]
+        request = self.renderer.request_of([history.system, *history.summaries, *body])
         return check_budget(self.name, request, self.budget)
 
     def records(self) -> Mapping[str, str] | None:

@@ -17,6 +17,11 @@ granularity is the unit for every strategy alike.
 * :class:`GeminiRules` -- implicit caching of Gemini 2.5 and newer: automatic above the model's
   minimum (1,024 for 2.5 Flash, 4,096 for 2.5 Pro), 90% off cached tokens, no write premium.
   (ai.google.dev/gemini-api/docs/caching; Vertex AI context-cache overview)
+
+Each rules object also says what the provider does with reasoning whose prefix changed
+(``binding``, see :mod:`.binding`): Anthropic rejects the request, OpenAI drops the reasoning,
+Gemini checks no prefix. :func:`unit_costs` splits a request's bill over its units, so that the
+reminders' own share of it can be reported.
 """
 
 from __future__ import annotations
@@ -26,7 +31,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from .accounting import Request, TurnCost
+from .accounting import Request, TurnCost, is_reminder
+from .binding import Binding
 
 __all__ = [
     "AnthropicRules",
@@ -35,6 +41,7 @@ __all__ = [
     "ProviderRules",
     "cost_turns_with",
     "prefix_hashes",
+    "unit_costs",
 ]
 
 
@@ -56,6 +63,9 @@ class ProviderRules(Protocol):
     """One provider's cache: feed it the session's requests in order."""
 
     name: str
+    binding: Binding
+    read_price: float
+    write_price: float
 
     def reset(self) -> None:
         """Forget everything cached (a new session)."""
@@ -77,6 +87,7 @@ class AnthropicRules:
     max_breakpoints: int = 4
     read_price: float = 0.1
     write_price: float = 1.25
+    binding: Binding = Binding.reject
     _store: set[bytes] | None = None
 
     def reset(self) -> None:
@@ -112,6 +123,8 @@ class OpenAIRules:
     min_tokens: int = 1_024
     step: int = 128
     read_price: float = 0.1
+    write_price: float = 1.0
+    binding: Binding = Binding.drop
     _store: set[bytes] | None = None
 
     def reset(self) -> None:
@@ -132,7 +145,7 @@ class OpenAIRules:
         size = totals[-1] if totals else 0
         if size >= self.min_tokens:
             store.update(hashes)
-        return read, size - read, read * self.read_price + (size - read)
+        return read, size - read, read * self.read_price + (size - read) * self.write_price
 
 
 @dataclass(slots=True)
@@ -142,6 +155,8 @@ class GeminiRules:
     name: str = "gemini"
     min_tokens: int = 1_024
     read_price: float = 0.1
+    write_price: float = 1.0
+    binding: Binding = Binding.none
     _store: set[bytes] | None = None
 
     def reset(self) -> None:
@@ -160,24 +175,48 @@ class GeminiRules:
         size = totals[-1] if totals else 0
         if size >= self.min_tokens:
             store.update(hashes)
-        return read, size - read, read * self.read_price + (size - read)
+        return read, size - read, read * self.read_price + (size - read) * self.write_price
+
+
+def unit_costs(rules: ProviderRules, request: Request, read: int, written: int) -> list[float]:
+    """The bill of ``request`` split over its units: its first ``read`` tokens at the read
+    price, the next ``written`` at the write price, the rest at the base price (1x); a unit
+    that straddles a boundary is split by tokens. The sum is the request's billed cost."""
+    out: list[float] = []
+    start = 0
+    for unit in request:
+        end = start + unit.tokens
+        reads = max(0, min(end, read) - start)
+        writes = max(0, min(end, read + written) - max(start, read))
+        rest = unit.tokens - reads - writes
+        out.append(reads * rules.read_price + writes * rules.write_price + rest)
+        start = end
+    return out
 
 
 def cost_turns_with(
     rules: ProviderRules, requests: Sequence[Request], new_tokens: Sequence[int]
 ) -> list[TurnCost]:
-    """The cost of each request of a session under ``rules``."""
+    """The cost of each request of a session under ``rules``.
+
+    A turn's new tokens (counted on its messages rendered alone) may exceed its request: a
+    checkpoint inside a tool loop summarizes the exchange that just arrived before it is sent.
+    They are clamped to the request's size: at most all of it is new.
+    """
     if len(requests) != len(new_tokens):
         raise ValueError(f"{len(requests)} requests but {len(new_tokens)} new-token counts")
     rules.reset()
     out: list[TurnCost] = []
     for request, new in zip(requests, new_tokens, strict=True):
         size = sum(unit.tokens for unit in request)
-        if new > size * 1.05:
+        if new < 0:
             raise ValueError(f"{new} new tokens in a request of {size}")
-        # new tokens are counted on each message rendered alone; a request's units render a
-        # few characters differently (a system block instead of a system item): clamp
         fresh = min(new, size)
-        read, _, billed = rules.cost(request)
-        out.append(TurnCost(size, min(read, size - fresh), fresh, billed))
+        read, written, billed = rules.cost(request)
+        shares = unit_costs(rules, request, read, written)
+        marked = [n for n, unit in enumerate(request) if is_reminder(unit)]
+        out.append(TurnCost(
+            size, min(read, size - fresh), fresh, billed,
+            sum(request[n].tokens for n in marked), sum(shares[n] for n in marked),
+        ))
     return out

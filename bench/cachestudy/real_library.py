@@ -11,14 +11,20 @@
   those added since the last rollup reach that size;
 * a :class:`~hydrangea.lifecycle.session.Lifecycle` over the CoopContext for the reminders: the
   to-do list is sticky (``ttl=1, cadence=1``) and updated in place of its key, a file note lives
-  three turns (``ttl=3``), the test reminder comes back every ten (``ttl=1, cadence=10``). They
-  are rendered in the request's tail overlay, never in the history.
+  three turns (``ttl=3``), the test reminder comes back every ten (``ttl=1, cadence=10``). What
+  was sent is history: the lifecycle appends each reminder to the history in the episodes it
+  sends it, after the episode's new turns, and it stays there (until a checkpoint compacts the
+  conversation it sits in). ``resend`` is the lifecycle's policy for a reminder visible over
+  several episodes: :attr:`~hydrangea.lifecycle.session.Resend.each_episode` appends it again
+  in each, :attr:`~hydrangea.lifecycle.session.Resend.when_changed` only once, and again after
+  its text changed or a checkpoint took its sending away.
 
 With ``in_loops`` the conversation also checkpoints between two exchanges of a tool loop
 (``CompactingConversation(in_loops=True)``: each reply goes through ``push_reply``, which renders
 the CoopContext once before pushing a reply that follows a checkpoint).
 
-Each turn is one ``Lifecycle.render()``; the request counted is the lifecycle request's items.
+Each turn is one ``Lifecycle.render()``; the request counted is the lifecycle request's kwargs
+(the whole history; on Anthropic with the lifecycle's breakpoints).
 
 With ``in_place=True`` the same pipeline stands in for the "reminders edited in place" strategy:
 the reminders are not given to the lifecycle; each is inserted into the request's history at the
@@ -34,7 +40,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Literal, assert_never
 
 from hydrangea.areas import CompactingConversation
 from hydrangea.asof.items import ContextItem
@@ -43,7 +49,7 @@ from hydrangea.asof.summary import StructuredSummary, Summarizer, first_sentence
 from hydrangea.context import Context, NativeContent
 from hydrangea.coop import CoopContext
 from hydrangea.lifecycle import Component
-from hydrangea.lifecycle.session import Lifecycle
+from hydrangea.lifecycle.session import Lifecycle, Resend
 from hydrangea.message import Message, Role
 
 from .accounting import Request
@@ -51,7 +57,7 @@ from .render import Renderer
 from .strategy import check_budget, reminder_message
 from .transcript import Reminder, Transcript, Turn
 
-__all__ = ["LibraryStrategy", "OverlayMismatchError", "PlainFactSummarizer"]
+__all__ = ["LibraryStrategy", "OverlayMismatchError", "PlainFactSummarizer", "library_name"]
 
 _CLOCK_START = datetime(2026, 1, 1, tzinfo=UTC)
 _SUMMARY_MARK = "were compacted into this summary"
@@ -69,7 +75,19 @@ def _after_summaries(history: Sequence[NativeContent], start: int) -> int:
 
 
 class OverlayMismatchError(RuntimeError):
-    """The lifecycle showed other reminders than the session says are visible (a study defect)."""
+    """The lifecycle sent a reminder the session says is not visible, or (resending each
+    episode) left out one that is (a study defect)."""
+
+
+def library_name(resend: Resend) -> str:
+    """The table label of the library's strategy under ``resend``."""
+    match resend:
+        case Resend.each_episode:
+            return "hydrangea (resend each episode)"
+        case Resend.when_changed:
+            return "hydrangea (resend when changed)"
+        case _:
+            assert_never(resend)
 
 
 class PlainFactSummarizer:
@@ -104,8 +122,11 @@ class LibraryStrategy:
         rollup_detail: Literal["full", "headlines"] = "full",
         name: str | None = None,
         in_loops: bool = False,
+        resend: Resend = Resend.each_episode,
     ) -> None:
-        self.name = "hydrangea" if summarizer is None else "hydrangea, plain-fact summarizer"
+        self.name = library_name(resend)
+        if summarizer is not None:
+            self.name += ", plain-fact summarizer"
         if in_place:
             self.name = "in-place reminders"
         if name is not None:
@@ -130,9 +151,12 @@ class LibraryStrategy:
             rollup_detail=rollup_detail,
             in_loops=in_loops,
         )
+        self.resend = resend
         # In-place reminders bypass the lifecycle: it would drive the coop and refuse a bare
         # coop.render() (issue 25), so that strategy has none.
-        self.lifecycle: Lifecycle | None = None if in_place else Lifecycle(self.coop)
+        self.lifecycle: Lifecycle | None = (
+            None if in_place else Lifecycle(self.coop, resend=resend)
+        )
 
     @property
     def checkpoints(self) -> int:
@@ -156,10 +180,12 @@ class LibraryStrategy:
         assert self.lifecycle is not None  # made for every strategy but in-place reminders
         self._sync(turn.reminders)
         request = self.lifecycle.render()
-        expected = {reminder.key for reminder in turn.reminders}
-        if set(request.overlay_keys) != expected:
+        visible = {reminder.key for reminder in turn.reminders}
+        sent = set(request.overlay_keys)
+        every = self.resend is Resend.each_episode
+        if not sent <= visible or (every and sent != visible):
             raise OverlayMismatchError(
-                f"turn {turn.index}: overlay {sorted(request.overlay_keys)} != {sorted(expected)}"
+                f"turn {turn.index}: sent {sorted(sent)}, visible {sorted(visible)}"
             )
         return self._measured(self.renderer.units(request.kwargs))
 

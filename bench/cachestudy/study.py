@@ -4,8 +4,15 @@ Two pairs of knobs decide how much history a summarizing strategy carries, and s
 library's compaction threshold and summary rollup size, and summarize-and-replace's period and
 summary size cap. Picking one value for each would decide the comparison, so the study sweeps both
 grids and compares each strategy at its own cheapest setting; the sweep itself (cost against mean
-context size) is reported too. The in-place strategy uses the library's chosen settings, so that
-it differs from the library only in where reminders live.
+context size) is reported too. The library runs as two strategies, one per lifecycle resend
+policy (:class:`~hydrangea.lifecycle.session.Resend`: each episode, or when changed), each swept.
+The in-place strategy uses the settings chosen for the library's default policy (resend each
+episode), so that it differs from the library only in where reminders live.
+
+Every row of the comparison also carries the reminders' own share of the input and of the bill,
+and the binding consequence under the provider's rules (:mod:`.binding`): requests that would be
+rejected (Anthropic) or lose reasoning (OpenAI) because the strategy rewrote what a bound reply
+was produced under.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from typing import Any
 
 from hydrangea.areas.recall import HeadlineSummarizer, recall_tool
 from hydrangea.gateway import GatewayType
+from hydrangea.lifecycle.session import Resend
 from hydrangea.message import Message, Role
 
 from .accounting import (
@@ -28,6 +36,7 @@ from .accounting import (
     totals,
 )
 from .baselines import InPlaceReminders, SlidingWindow, SummarizeReplace
+from .binding import BindingCount, count_broken
 from .library import LibraryModel
 from .providers import AnthropicRules, GeminiRules, OpenAIRules, ProviderRules, cost_turns_with
 from .render import Renderer
@@ -82,6 +91,7 @@ class LibrarySetting:
     threshold: int
     rollup: int | None = None
     in_loops: bool = False
+    resend: Resend = Resend.each_episode
 
     @property
     def label(self) -> str:
@@ -115,6 +125,8 @@ class StrategyResult:
     facts_kept: int
     facts_total: int
     extra: dict[str, Any] = field(default_factory=dict)
+    binding: BindingCount | None = None
+    """Broken bindings under the provider's rules (None: not counted, or no provider rules)."""
 
     @property
     def info_kept(self) -> float:
@@ -152,14 +164,20 @@ def run_strategy(
     fresh: Sequence[int],
     setting: str = "",
     rules: ProviderRules | None = None,
+    *,
+    bindings: bool = False,
 ) -> StrategyResult:
     """Feed the session to ``strategy`` turn by turn and account for its requests, under
-    ``rules`` (default: the provider-neutral model of :mod:`.accounting`)."""
+    ``rules`` (default: the provider-neutral model of :mod:`.accounting`); with ``bindings``,
+    also count the requests that break a binding under those rules."""
     requests = [strategy.step(turn) for turn in transcript.turns]
+    binding: BindingCount | None = None
     if rules is None:
         costs = cost_turns(requests, fresh)
     else:
         costs = cost_turns_with(rules, requests, fresh)
+        if bindings:
+            binding = count_broken(rules.binding, requests, transcript)
     facts = transcript.facts
     kept = information_kept(facts, requests[-1], strategy)
     extra: dict[str, Any] = {}
@@ -175,7 +193,7 @@ def run_strategy(
     if isinstance(summary_tokens, int):
         extra["summary_tokens_at_end"] = summary_tokens
     return StrategyResult(
-        strategy.name, setting, tuple(costs), totals(costs), kept, len(facts), extra
+        strategy.name, setting, tuple(costs), totals(costs), kept, len(facts), extra, binding
     )
 
 
@@ -193,7 +211,8 @@ def _library(
 ) -> Strategy:
     if not real_library_available():
         return LibraryModel(
-            transcript, renderer, budget, threshold=setting.threshold, rollup=setting.rollup
+            transcript, renderer, budget, threshold=setting.threshold, rollup=setting.rollup,
+            resend=setting.resend.value,
         )
     from .real_library import LibraryStrategy
 
@@ -201,11 +220,13 @@ def _library(
         tooled = Renderer(renderer.counter, renderer.gateway, [recall_tool(renderer.gateway)])
         return LibraryStrategy(
             transcript, tooled, budget, threshold=setting.threshold, rollup=setting.rollup,
-            summarizer=HeadlineSummarizer(), rollup_detail="headlines", name=RECALL_NAME,
-            in_loops=setting.in_loops,
+            summarizer=HeadlineSummarizer(), rollup_detail="headlines",
+            name=f"{RECALL_NAME} (resend {setting.resend.value.replace('_', ' ')})",
+            in_loops=setting.in_loops, resend=setting.resend,
         )
     return LibraryStrategy(
-        transcript, renderer, budget, threshold=setting.threshold, rollup=setting.rollup
+        transcript, renderer, budget, threshold=setting.threshold, rollup=setting.rollup,
+        resend=setting.resend,
     )
 
 
@@ -247,8 +268,8 @@ def run_study(
     budget = config.budget
     infeasible: list[dict[str, str]] = []
 
-    def run(make: Callable[[], Strategy], setting: str) -> StrategyResult:
-        return run_strategy(make(), transcript, fresh, setting, make_rules())
+    def run(make: Callable[[], Strategy], setting: str, bindings: bool = False) -> StrategyResult:
+        return run_strategy(make(), transcript, fresh, setting, make_rules(), bindings=bindings)
 
     def sweep(
         settings: Sequence[Any], make: Callable[[Any], Callable[[], Strategy]], prefix: str = ""
@@ -261,15 +282,24 @@ def run_study(
                 infeasible.append({"setting": prefix + setting.label, "error": str(exc)})
         return out
 
-    library_sweep = sweep(
-        [LibrarySetting(t, r) for t in config.thresholds for r in config.rollups],
-        lambda s: lambda: _library(transcript, renderer, budget, s),
-    )
+    library_sweeps = {
+        resend: sweep(
+            [
+                LibrarySetting(t, r, resend=resend)
+                for t in config.thresholds
+                for r in config.rollups
+            ],
+            lambda s: lambda: _library(transcript, renderer, budget, s),
+        )
+        for resend in Resend
+    }
+    library_sweep = library_sweeps[Resend.each_episode]
     recall_sweep: list[tuple[Any, StrategyResult]] = []
     if real_library_available():
         recall_sweep = sweep(
             [
-                LibrarySetting(t, r, in_loops=True)
+                LibrarySetting(t, r, in_loops=True, resend=resend)
+                for resend in Resend
                 for t in config.thresholds
                 for r in config.recall_rollups
             ],
@@ -280,31 +310,42 @@ def run_study(
         [SummarySetting(e, c) for e in config.summarize_every for c in config.summary_caps],
         lambda s: lambda: _summarize(transcript, renderer, budget, s),
     )
-    if not library_sweep or not summary_sweep:
+    if not all(library_sweeps.values()) or not summary_sweep:
         raise BudgetExceededError(f"no feasible setting: {infeasible}")
-    chosen, best_library = min(library_sweep, key=lambda pair: pair[1].totals.billed)
-    every, best_summary = min(summary_sweep, key=lambda pair: pair[1].totals.billed)
-    main = [
-        best_library,
-        run(lambda: SlidingWindow(transcript, renderer, budget), "trim to fit"),
-        best_summary,
-        run(lambda: _in_place(transcript, renderer, budget, chosen), chosen.label),
+
+    def cheapest(pairs: Sequence[tuple[Any, StrategyResult]]) -> Any:
+        return min(pairs, key=lambda pair: pair[1].totals.billed)[0]
+
+    chosen = cheapest(library_sweep)
+    changed = cheapest(library_sweeps[Resend.when_changed])
+    every = cheapest(summary_sweep)
+    main = [  # run again with the binding count (the sweep's runs skip it)
+        run(lambda: _library(transcript, renderer, budget, chosen), chosen.label, True),
+        run(lambda: _library(transcript, renderer, budget, changed), changed.label, True),
+        run(lambda: SlidingWindow(transcript, renderer, budget), "trim to fit", True),
+        run(lambda: _summarize(transcript, renderer, budget, every), every.label, True),
+        run(lambda: _in_place(transcript, renderer, budget, chosen), chosen.label, True),
     ]
     if recall_sweep:
-        main.append(min(recall_sweep, key=lambda pair: pair[1].totals.billed)[1])
-    check = run(
-        lambda: LibraryModel(
-            transcript, renderer, budget, threshold=chosen.threshold, rollup=chosen.rollup
-        ),
-        chosen.label,
-    )
-    every_result = [*library_sweep, *recall_sweep, *summary_sweep]
+        best = cheapest(recall_sweep)
+        main.append(run(
+            lambda: _library(transcript, renderer, budget, best, recall=True), best.label, True
+        ))
+    def model(setting: LibrarySetting) -> Callable[[], Strategy]:
+        return lambda: LibraryModel(
+            transcript, renderer, budget, threshold=setting.threshold, rollup=setting.rollup,
+            resend=setting.resend.value,
+        )
+
+    checks = [run(model(s), s.label, True) for s in (chosen, changed)]
+    every_result = [*library_sweep, *library_sweeps[Resend.when_changed], *recall_sweep,
+                    *summary_sweep]
     seeds = [
-        _other_seed(seed, config, counter, provider, chosen, every)
+        _other_seed(seed, config, counter, provider, (chosen, changed), every)
         for seed in config.other_seeds
     ]
     out = _to_json(
-        config, counter, transcript, main, [r for _, r in every_result], check, infeasible
+        config, counter, transcript, main, [r for _, r in every_result], checks, infeasible
     )
     out["provider"] = provider
     out["gateway"] = gateway.value
@@ -312,6 +353,7 @@ def run_study(
     out["other_seeds"] = seeds
     out["chosen"] = {
         "library": {"threshold": chosen.threshold, "rollup": chosen.rollup},
+        "library_when_changed": {"threshold": changed.threshold, "rollup": changed.rollup},
         "summarize_and_replace": {"every": every.every, "cap": every.cap},
     }
     return out
@@ -319,7 +361,9 @@ def run_study(
 
 def _rules_json(rules: ProviderRules) -> dict[str, Any]:
     fields = getattr(rules, "__dataclass_fields__", {})
-    return {name: getattr(rules, name) for name in fields if not name.startswith("_")}
+    out = {name: getattr(rules, name) for name in fields if not name.startswith("_")}
+    out["binding"] = str(rules.binding)
+    return out
 
 
 def _other_seed(
@@ -327,22 +371,25 @@ def _other_seed(
     config: StudyConfig,
     counter: TokenCounter,
     provider: str,
-    chosen: LibrarySetting,
+    chosen: tuple[LibrarySetting, LibrarySetting],
     every: SummarySetting,
 ) -> dict[str, Any]:
-    """The library, summarize-and-replace and in-place at the chosen settings on another seed."""
+    """The library (both resend policies), summarize-and-replace and in-place at the chosen
+    settings on another seed."""
     gateway, make_rules = PROVIDERS[provider]
     transcript = generate(seed, config.turns)
     renderer = Renderer(counter, gateway)
     fresh = new_tokens(transcript, renderer)
     budget = config.budget
+    each, changed = chosen
     strategies = [
-        (_library(transcript, renderer, budget, chosen), chosen.label),
+        (_library(transcript, renderer, budget, each), each.label),
+        (_library(transcript, renderer, budget, changed), changed.label),
         (_summarize(transcript, renderer, budget, every), every.label),
-        (_in_place(transcript, renderer, budget, chosen), chosen.label),
+        (_in_place(transcript, renderer, budget, each), each.label),
     ]
     results = [
-        run_strategy(strategy, transcript, fresh, label, make_rules())
+        run_strategy(strategy, transcript, fresh, label, make_rules(), bindings=True)
         for strategy, label in strategies
     ]
     return {"seed": seed, "strategies": [_row(r, results[0], per_turn=False) for r in results]}
@@ -350,7 +397,7 @@ def _other_seed(
 
 def _recall_targets(main: Sequence[StrategyResult]) -> dict[str, Any]:
     """Whether the recall setting bills at most summarize-and-replace's cheapest and keeps all."""
-    recall = [r for r in main if r.name == RECALL_NAME]
+    recall = [r for r in main if r.name.startswith(RECALL_NAME)]
     summary = [r for r in main if r.name == "summarize and replace"]
     if not recall or not summary:
         return {}
@@ -391,8 +438,22 @@ def _row(result: StrategyResult, library: StrategyResult, per_turn: bool) -> dic
         "facts_kept": result.facts_kept,
         "facts_total": result.facts_total,
         "info_kept": result.info_kept,
+        "reminder_tokens": t.reminder_tokens,
+        "reminder_share": t.reminder_tokens / t.input_tokens if t.input_tokens else 0.0,
+        "reminder_billed": t.reminder_billed,
+        "reminder_billed_share": t.reminder_billed / t.billed if t.billed else 0.0,
         **result.extra,
     }
+    binding = result.binding
+    if binding is not None:
+        row["binding"] = {
+            "rule": str(binding.binding),
+            "requests_broken": binding.requests_broken,
+            "reasoning_items_broken": binding.items_broken,
+            "requests_rejected": binding.requests_rejected,
+            "reasoning_items_dropped": binding.reasoning_dropped,
+            "first_broken_turn": binding.first_broken,
+        }
     if per_turn:
         row["per_turn"] = {
             "input": [c.input_tokens for c in result.turns],
@@ -409,12 +470,14 @@ def _to_json(
     transcript: Transcript,
     main: Sequence[StrategyResult],
     sweep: Sequence[StrategyResult],
-    check: StrategyResult,
+    checks: Sequence[StrategyResult],
     infeasible: Sequence[dict[str, str]],
 ) -> dict[str, Any]:
     library = main[0]
     gap = 100 * (library.totals.reuse_limit - library.totals.reuse_share)
-    cap = main[2].setting.rsplit(" ", 1)[-1]  # the cheapest summarizing row's cap
+    changed = main[1]
+    summary = next(r for r in main if r.name == "summarize and replace")
+    cap = summary.setting.rsplit(" ", 1)[-1]  # the cheapest summarizing row's cap
     summarizing = [  # its period sweep at that cap: one curve of cost against size
         r for r in sweep if r.name == "summarize and replace" and r.setting.endswith(f"cap {cap}")
     ]
@@ -437,6 +500,8 @@ def _to_json(
             "summary_caps": list(config.summary_caps),
             "prefix_granularity": "message",
             "recall_rollups": list(config.recall_rollups),
+            "resend_policies": [policy.value for policy in Resend],
+            "replies_carry_bound_reasoning": True,
         },
         "session": {
             "turns": len(transcript.turns),
@@ -446,10 +511,18 @@ def _to_json(
         "strategies": [_row(result, library, per_turn=True) for result in main],
         "sweep": [_row(result, library, per_turn=False) for result in sweep],
         "infeasible": list(infeasible),
-        "cross_check": _row(check, library, per_turn=False),
+        "cross_check": _row(checks[0], library, per_turn=False),
+        "cross_check_when_changed": _row(checks[1], library, per_turn=False),
         "targets": {
             "library_gap_to_limit_pp": gap,
             "library_within_5pp": gap <= 5.0,
+            "when_changed_gap_to_limit_pp": 100 * (
+                changed.totals.reuse_limit - changed.totals.reuse_share
+            ),
+            "when_changed_billed_vs_each_episode": changed.totals.billed / library.totals.billed,
+            "library_breaks_no_binding": all(
+                r.binding is not None and r.binding.requests_broken == 0 for r in main[:2]
+            ),
             **_recall_targets(main),
             "library_cheapest": all(
                 library.totals.billed < other.totals.billed for other in main[1:]
