@@ -390,12 +390,6 @@ def _checkpoint_turns(session: Transcript, renderer: Renderer) -> list[tuple[int
     return out
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="library defect (src/hydrangea/lifecycle/session.py): under Resend.when_changed "
-    "the episode is scheduled before the render's collection, so an unchanged reminder whose "
-    "sending a checkpoint cuts in that render is left out of that one request",
-)
 def test_resending_when_changed_shows_every_visible_reminder_in_every_request(
     session: Transcript,
 ) -> None:

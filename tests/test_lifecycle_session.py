@@ -296,3 +296,34 @@ def test_a_lifecycle_needs_a_coop_context_or_a_context() -> None:
         Lifecycle([])  # type: ignore[arg-type]
     with pytest.raises(InvalidComponentError):
         fresh().add("just a string")  # type: ignore[arg-type]
+
+
+def test_resend_when_changed_sends_once_then_only_after_a_change() -> None:
+    lc = Lifecycle(Context(GatewayType.openai), resend="when_changed")
+    lc.add(Component("Mode: research", ttl=1, cadence=1, key="mode"))
+    seen = turn(lc, 4)
+    assert shown(seen, "Mode: research") == [0]  # still in the history: not sent again
+    lc.update("mode", content="Mode: writing")
+    seen = turn(lc, 3)
+    assert shown(seen, "Mode: writing") == [0]
+    with pytest.raises(InvalidComponentError, match="resend"):
+        Lifecycle(Context(GatewayType.openai), resend="sometimes")
+
+
+def test_resend_when_changed_sends_again_what_a_collection_cut_in_the_same_render() -> None:
+    from hydrangea.coop import CoopContext
+    from tests.support.coop_areas import Probe
+
+    coop = CoopContext(Context(GatewayType.openai))
+    lc = Lifecycle(coop, resend="when_changed")
+    tool = Probe("tool", [], [["tool step"]], promoted=["tool summary"])
+    coop.register(tool)
+    lc.add(Component("Mode: research", ttl=1, cadence=1, key="mode"))
+    coop.context.emplace_message(Message(role=Role.user, content="q0"))
+    lc.render()  # tool step, then the mode line
+    coop.context.push_back({"role": "assistant", "content": "a0"})
+    tool.life_state = tool.life_state.__class__.retired
+    request = lc.render()  # the collection cuts from "tool step": the mode line went with it
+    texts = [m["content"] for m in request.items]
+    assert "tool step" not in texts and "tool summary" in texts
+    assert texts[-1] == "Mode: research" and request.overlay_keys == ("mode",)

@@ -87,6 +87,7 @@ class _Episode:
     length: int  # the history's length before the areas rendered
     detaches: int  # the Context's detach count then
     before_placed: bool  # the before components are in the history, at ``length``
+    kept: tuple[tuple[Entry, OverlayItem], ...] = ()  # not sent again: still in the history
 
 
 def _size(items: tuple[OverlayItem, ...]) -> int:
@@ -382,8 +383,8 @@ class Lifecycle:
         self._withdraw(context)
         self._take_back_detached()  # catch up with the withdrawal and any detach since
         self._expire_finished()
-        before, after, gone = self._schedule(self._episode)
-        episode = _Episode(before, after, gone, len(context), context.detaches, False)
+        episode = self._schedule(self._episode)
+        before = episode.before
         if before:
             at = self._before_at(context)
             if at is not None:
@@ -460,8 +461,13 @@ class Lifecycle:
             anchor = len(context)
             if episode.before:
                 self._send(context, episode.before)
-        if episode.after:
-            self._send(context, episode.after)
+        after = episode.after
+        if moved is not None and episode.kept:  # a collection may have cut an earlier sending
+            again = tuple(item for entry, item in episode.kept if not self._still_sent(entry))
+            after = (*after, *again)  # (in the order they are sent in: at the end)
+        if after:
+            self._send(context, after)
+            episode.after = after
         self._log.sync(context)
         self._expiring = episode.gone
         request = LifecycleRequest(
@@ -602,14 +608,14 @@ class Lifecycle:
             last.committed = None
             self._table.link(last)
 
-    def _schedule(
-        self, episode: int
-    ) -> tuple[tuple[OverlayItem, ...], tuple[OverlayItem, ...], tuple[Entry, ...]]:
-        """The ``before`` and ``after`` components ``episode`` sends, and the entries whose last
-        episode it is (their keys are freed at the next render)."""
+    def _schedule(self, episode: int) -> _Episode:
+        """The ``before`` and ``after`` components ``episode`` sends, the entries whose last
+        episode it is (their keys are freed at the next render), and the visible ones not sent
+        again because their content is still in the history (``Resend.when_changed``)."""
         before: list[OverlayItem] = []
         after: list[OverlayItem] = []
         gone: list[Entry] = []
+        kept: list[tuple[Entry, OverlayItem]] = []
         finished: list[Entry] = []
         once = self._resend is Resend.when_changed
         for entry in self._table.live.values():
@@ -626,6 +632,7 @@ class Lifecycle:
             if plan.last == episode:
                 gone.append(entry)  # last episode: the key is free after it
             if once and self._still_sent(entry):
+                kept.append((entry, item))
                 continue
             if plan.before:
                 before.append(item)
@@ -633,7 +640,11 @@ class Lifecycle:
                 after.append(item)
         if finished:
             self._table.expire(finished)
-        return tuple(before), tuple(after), tuple(gone)
+        context = self.context
+        return _Episode(
+            tuple(before), tuple(after), tuple(gone), len(context), context.detaches, False,
+            tuple(kept),
+        )
 
     def _still_sent(self, entry: Entry) -> bool:
         """True if ``entry``'s content, as it is now, is in the history already."""
