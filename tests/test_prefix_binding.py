@@ -218,6 +218,10 @@ def test_changed_tools_or_instructions_are_refused_after_bound_reasoning() -> No
         context.request(tools=[*tools, {**tools[0], "name": "other"}], system="Be brief.")
     with pytest.raises(PrefixBindingError):
         context.request(tools=tools, system="Be brief. Today is Friday.")
+    sent = context.sent
+    with pytest.raises(PrefixBindingError):
+        context.request()  # leaving the tools out is a change too
+    assert context.sent == sent  # a refused request changes nothing
 
 
 def test_the_drop_policy_leaves_the_broken_reasoning_out_and_the_emulator_accepts() -> None:

@@ -27,20 +27,19 @@ Checkpoints inside tool loops (``in_loops=True``)
 A segment normally checks its size only when a reply that calls no tool is routed, so a long tool
 loop keeps every tool output of the loop in the request until the model answers. With
 ``in_loops=True``, hand each model reply to :meth:`CompactingConversation.push_reply` (instead of
-``Context.push_back`` plus :meth:`~CompactingConversation.route`): when a reply that calls a tool
-arrives and the segment has reached its threshold, the segment checkpoints *before* the reply
-enters the Context. That is a safe point: every earlier call of the loop has its results rendered,
-so the compacted segment holds only complete exchanges. ``push_reply`` then renders the
-CoopContext once (the collector detaches the segment from the tail and the summary takes its
-place, exactly as at a turn end) and only then pushes the reply, byte for byte as the provider
-sent it (reasoning signatures and all), and routes it to the next segment. The open exchange (the
-reply and the results queued after it) is therefore never detached or rewritten; it simply
-follows the summary. Everything before the segment is untouched, as at any checkpoint.
+``Context.push_back`` plus :meth:`~CompactingConversation.route`) and each tool result to
+:meth:`CompactingConversation.user`. The reply is always pushed right after the request that
+produced it (its reasoning is bound to that request: see "Prefix binding" in the docs). When a
+reply that calls a tool arrives and the segment has reached its threshold, that exchange is a
+safe point: once :meth:`~CompactingConversation.user` has brought the results of all its calls,
+the segment, this exchange included, is checkpointed, the CoopContext renders (the collector
+detaches the segment from the tail, which takes every later reasoning block with it, and the
+summary takes its place) and the next request starts from the summary. Everything before the
+segment is untouched, as at any checkpoint.
 
 It needs a rollup (``rollup_tokens``): the summary region renders in that render, ahead of the
-reply, so the reply lies inside the reclaimable tail of the next checkpoint. A promoted summary
-belongs to no area, and a reply pushed right after it would be left behind, cut off from its
-results, by the next collection. It is for a harness that runs the tools itself and queues their
+turns that follow, so they lie inside the reclaimable tail of the next checkpoint (a promoted
+summary belongs to no area). It is for a harness that runs the tools itself and queues their
 results as user turns; a :class:`~hydrangea.areas.ToolLoopArea` anchored to the segment would
 retire with it in the middle of its loop.
 """

@@ -42,12 +42,11 @@ or leave it out consistently, as the providers' drop mode does (``"drop"``)."""
 _HEAD_KEYS = ("system", "instructions", "tools", "config")
 
 
-def head_of(options: Mapping[str, Any]) -> str | None:
+def head_of(options: Mapping[str, Any]) -> str:
     """A fingerprint of the caller's top-level instructions and tools in ``options`` (cache
-    markers left out, as the providers leave them out of the comparison), or ``None``."""
+    markers left out, as the providers leave them out of the comparison); leaving them out is
+    a head too (the empty one), so dropping the tools later is a change like any other."""
     head = {key: _unmarked(options[key]) for key in _HEAD_KEYS if key in options}
-    if not head:
-        return None
     try:
         return json.dumps(head, sort_keys=True, default=repr)
     except (TypeError, ValueError) as exc:

@@ -426,9 +426,9 @@ class Context(Sequence[NativeContent]):
         """
         source: Sequence[NativeContent] = self._items if items is None else items
         head = head_of(options)
-        if items is None:
-            self._mark_sent(len(self._items))
         dropping = model is None and self._binding.check(self._items, len(source), head)
+        if items is None:
+            self._mark_sent(len(self._items))  # (after the check: a refusal changes nothing)
         if dropping:
             source = self._as_sent(source)
         if model is not None:
