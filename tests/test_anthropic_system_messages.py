@@ -19,6 +19,7 @@ from hydrangea.errors import ContextStateError
 from hydrangea.gateway import GatewayType
 from hydrangea.lifecycle import Component, Lifecycle
 from hydrangea.message import Message, Role, ToolCallPart, ToolResultPart
+from tests.support.unmarked import unmarked
 
 
 def _placement_ok(messages: list[dict[str, Any]]) -> bool:
@@ -32,13 +33,6 @@ def _placement_ok(messages: list[dict[str, Any]]) -> bool:
     return True
 
 
-def _unmarked(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _unmarked(v) for k, v in value.items() if k != "cache_control"}
-    if isinstance(value, list):
-        return [_unmarked(v) for v in value]
-    return value
-
 
 def test_a_system_item_after_the_users_turn_goes_as_a_system_message() -> None:
     context = Context(GatewayType.anthropic, system_messages=True)
@@ -47,12 +41,12 @@ def test_a_system_item_after_the_users_turn_goes_as_a_system_message() -> None:
     context.emplace_message(Message(role=Role.system, content="Cite the ticket number."))
     first = context.request()
     assert first["system"] == [{"type": "text", "text": "You are careful."}]
-    assert _unmarked(first["messages"][-1]) == {
+    assert unmarked(first["messages"][-1]) == {
         "role": "system", "content": [{"type": "text", "text": "Cite the ticket number."}]
     }
     context.push_back({"role": "assistant", "content": [{"type": "text", "text": "Yes, HW-1."}]})
     second = context.request()
-    assert _unmarked(second["messages"][: len(first["messages"])]) == _unmarked(first["messages"])
+    assert unmarked(second["messages"][: len(first["messages"])]) == unmarked(first["messages"])
 
 
 def test_without_the_flag_or_where_the_rule_forbids_it_a_notice_is_sent() -> None:
@@ -87,7 +81,7 @@ def test_a_lifecycle_system_component_is_sent_as_a_system_message() -> None:
     previous: list[Any] = []
     for turn in range(3):
         context.emplace_message(Message(role=Role.user, content=f"question {turn}"))
-        messages = _unmarked(lifecycle.render().kwargs["messages"])
+        messages = unmarked(lifecycle.render().kwargs["messages"])
         assert messages[: len(previous)] == previous
         assert messages[-1]["role"] == "system" and _placement_ok(messages)
         context.push_back({"role": "assistant", "content": [{"type": "text", "text": "ok"}]})
@@ -126,5 +120,5 @@ def test_every_step_builds_what_a_fresh_build_gives_and_places_system_messages_l
                     )))
         built = context.request()
         fresh = Context.from_json(context.to_json()).request()
-        assert _unmarked(built) == _unmarked(fresh)  # the incremental path is exact
+        assert unmarked(built) == unmarked(fresh)  # the incremental path is exact
         assert _placement_ok(built["messages"])

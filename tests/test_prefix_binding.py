@@ -28,6 +28,7 @@ from hydrangea.lifecycle import Component, Lifecycle, Placement, Stage
 from hydrangea.message import Message, Role, ToolCallPart, ToolResultPart
 from tests.support.binding_agent import BINDING, MODELS, Agent, call, emulator_for
 from tests.support.emulators import Reply, ToolCall, text
+from tests.support.unmarked import unmarked
 
 _HISTORY = {
     GatewayType.anthropic: "messages",
@@ -41,13 +42,6 @@ _HEAD = {
 }
 
 
-def _unmarked(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _unmarked(v) for k, v in value.items() if k != "cache_control"}
-    if isinstance(value, list):
-        return [_unmarked(v) for v in value]
-    return value
-
 
 def assert_clean(gateway: GatewayType, emu: Any, *, cut_allowed: bool = False) -> None:
     """No rejection, no drop, and each request begins with the one before it."""
@@ -58,7 +52,7 @@ def assert_clean(gateway: GatewayType, emu: Any, *, cut_allowed: bool = False) -
         assert emu.reasoning_accepted > 0  # reasoning did go back (the check is not idle)
     if gateway is GatewayType.anthropic:
         assert emu.drops == []
-    bodies = [_unmarked(r.body) for r in emu.requests]
+    bodies = [unmarked(r.body) for r in emu.requests]
     key = _HISTORY[gateway]
     for earlier, later in itertools.pairwise(bodies):
         for head in _HEAD[gateway]:

@@ -36,6 +36,7 @@ from hydrangea.message import Message, Role, ToolCallPart, ToolResultPart
 from hydrangea.tools import with_tools
 from tests.support.binding_agent import BINDING, TOOLS, call, emulator_for
 from tests.support.emulators import Reply, ToolCall, text
+from tests.support.unmarked import unmarked
 
 _HISTORY = {
     GatewayType.anthropic: "messages",
@@ -43,13 +44,6 @@ _HISTORY = {
     GatewayType.gemini: "contents",
 }
 
-
-def _unmarked(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _unmarked(v) for k, v in value.items() if k != "cache_control"}
-    if isinstance(value, list):
-        return [_unmarked(v) for v in value]
-    return value
 
 
 class Scratch:
@@ -212,7 +206,7 @@ def test_random_sessions_keep_every_binding(
             assert emu.reasoning_dropped == 0
         if gateway is GatewayType.anthropic:
             assert emu.drops == []
-        bodies = [_unmarked(r.body) for r in emu.requests]
+        bodies = [unmarked(r.body) for r in emu.requests]
         key = _HISTORY[gateway]
         for number, (earlier, later) in enumerate(itertools.pairwise(bodies)):
             assert earlier.get("tools") == later.get("tools")
@@ -239,11 +233,11 @@ def test_bare_context_sessions_saved_and_loaded_keep_every_binding(
         for turn, save in enumerate(saves):
             lifecycle.context.emplace_message(Message(role=Role.user, content=f"Q{turn}?"))
             kwargs = lifecycle.render().kwargs
-            history = _unmarked(kwargs[_HISTORY[gateway]])
+            history = unmarked(kwargs[_HISTORY[gateway]])
             if previous is not None:
                 assert history[: len(previous)] == previous
             lifecycle.context.push_back(call(gateway, client, kwargs))
-            previous = _unmarked(lifecycle.context.request()[_HISTORY[gateway]])
+            previous = unmarked(lifecycle.context.request()[_HISTORY[gateway]])
             if save:
                 lifecycle = Lifecycle.from_json(lifecycle.to_json())
         if switch:  # another model: reasoning of the first is left out, nothing is rejected

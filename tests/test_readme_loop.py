@@ -8,6 +8,7 @@ from pathlib import Path
 import anthropic
 
 from tests.support.capture_server import capture_server
+from tests.support.unmarked import unmarked
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 
@@ -18,14 +19,6 @@ def _reply(text: str) -> dict[str, object]:
             "content": [{"type": "text", "text": text}],
             "usage": {"input_tokens": 20, "output_tokens": 5}}
 
-
-def _unmarked(value: object) -> object:
-    """``value`` without cache markers (the providers leave them out of the prefix check)."""
-    if isinstance(value, dict):
-        return {k: _unmarked(v) for k, v in value.items() if k != "cache_control"}
-    if isinstance(value, list):
-        return [_unmarked(v) for v in value]
-    return value
 
 
 def test_the_readme_agent_loop_runs_and_keeps_its_prefix() -> None:
@@ -46,6 +39,25 @@ def test_the_readme_agent_loop_runs_and_keeps_its_prefix() -> None:
     assert "Answer in one short paragraph." in str(first["messages"][-1])
     assert "Answer in one short paragraph." in str(second["messages"][-1])
     sent = len(first["messages"])
-    assert _unmarked(second["messages"][:sent]) == _unmarked(first["messages"])
+    assert unmarked(second["messages"][:sent]) == unmarked(first["messages"])
     assert second["messages"][sent]["content"][0]["text"] == "Yes, HW-2291 is closed."
     assert any("cache_control" in str(message) for message in second["messages"])
+
+
+def test_the_readme_agent_loop_passes_the_preserved_thinking_prefix_check() -> None:
+    """Ten questions through the README's loop against the emulator of Anthropic's rules (every
+    reply carries a thinking block): no request is rejected, no block dropped."""
+    from tests.support.emulators import AnthropicEmulator, text
+
+    blocks = re.findall(r"^```python\n(.*?)^```", README.read_text(encoding="utf-8"),
+                        re.DOTALL | re.MULTILINE)
+    (source,) = [b for b in blocks if "def agent_loop" in b]
+    namespace: dict[str, object] = {}
+    exec(compile(source, "README.md", "exec"), namespace)
+    loop = namespace["agent_loop"]
+    assert callable(loop)
+    with AnthropicEmulator(default=text("Yes.")) as emu:
+        answers = loop(emu.client(), [f"Is ticket HW-{n} closed?" for n in range(10)])
+        assert answers == ["Yes."] * 10
+        assert len(emu.requests) == 10
+        assert emu.rejections == [] and emu.drops == [] and emu.errors == []

@@ -29,6 +29,7 @@ from hydrangea.tools import (
     unfence_tool_output,
 )
 from tests.support.json_strategies import json_values, tool_arguments
+from tests.support.unmarked import unmarked
 
 
 class Forecast(BaseModel):
@@ -221,13 +222,6 @@ def test_declaring_the_loop_tools_and_refusing_what_cannot_be_declared() -> None
         ToolLoopArea([lambda arguments: "x"])  # type: ignore[list-item]
 
 
-def _unmarked(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _unmarked(v) for k, v in value.items() if k != "cache_control"}
-    if isinstance(value, list):
-        return [_unmarked(v) for v in value]
-    return value
-
 
 def test_an_async_agent_turn_with_lifecycle_arender() -> None:
     context = Context(GatewayType.anthropic)
@@ -260,7 +254,7 @@ def test_an_async_agent_turn_with_lifecycle_arender() -> None:
     assert len(sent) == 2 and lifecycle.episode == 1
     last = sent[-1]["messages"]
     # what was sent is history: the first request (question, reminder) begins the second
-    assert _unmarked(last[:2]) == _unmarked(sent[0]["messages"])  # cache markers aside
+    assert unmarked(last[:2]) == unmarked(sent[0]["messages"])  # cache markers aside
     assert [b["type"] for b in last[2]["content"]] == ["tool_use", "tool_use"]
     answered = last[3]["content"]
     assert [(b["type"], b["tool_use_id"]) for b in answered] == [
