@@ -25,8 +25,14 @@ import sys
 import types
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from hydrangea.context import Context
+from hydrangea.gateway import GatewayType
+from hydrangea.message import Message, Role
+from tests.support.unmarked import unmarked
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -119,6 +125,64 @@ def test_page_examples_run(
         for block in program:
             name = f"{_name(page)}[block {block.number}]"
             exec(compile(block.code, name, "exec", dont_inherit=True), module.__dict__)
+
+
+class _SentLog:
+    """Every whole-history request a Context builds while a page's examples run: the oracle of
+    the prefix-binding invariant (each request begins with the one before it, cache markers
+    aside, unless a detach came between them)."""
+
+    def __init__(self) -> None:
+        self.requests: dict[int, list[tuple[int, Any]]] = {}
+        self.alive: list[Context] = []  # held, so that no other Context takes over an id
+        self.pairs = 0
+
+    def note(self, context: Context, stable: int, tail: object, built: dict[str, Any]) -> None:
+        if tail or stable != len(context) or context._binding.policy == "drop":
+            return  # a caller's own tail, or the drop policy's sanctioned change
+        history = unmarked(built.get(context.adapter.history_key) or [])
+        if id(context) not in self.requests:
+            self.alive.append(context)
+        seen = self.requests.setdefault(id(context), [])
+        if seen and seen[-1][0] == context.detaches:
+            earlier = seen[-1][1]
+            assert history[: len(earlier)] == earlier, "a request dropped what was sent"
+            self.pairs += 1
+        seen.append((context.detaches, history))
+
+
+def test_page_examples_keep_what_was_sent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
+    """Every request the pages' examples build begins with what the one before it sent."""
+    log = _SentLog()
+    build = Context.build_incremental
+
+    def watched(self: Context, stable: int, tail: Any, **kwargs: Any) -> dict[str, Any]:
+        built = build(self, stable, tail, **kwargs)
+        log.note(self, stable, tail, built)
+        return built
+
+    monkeypatch.setattr(Context, "build_incremental", watched)
+    # (the deploying pages store sessions in one PostgreSQL database each; they build no
+    # model request, and test_page_examples_run runs them on their own)
+    for n, page in enumerate(p for p in _pages() if p.stem != "deploying"):
+        folder = tmp_path / str(n)
+        folder.mkdir()
+        test_page_examples_run(page, folder, monkeypatch, request)
+    assert log.pairs >= 20, log.pairs  # the examples do build sessions of many requests
+
+
+def test_the_sent_log_catches_a_dropped_reminder() -> None:
+    """The oracle above is not idle: a request that drops what the previous one sent fails it."""
+    log = _SentLog()
+    context = Context(GatewayType.openai)
+    context.emplace_message(Message(role=Role.user, content="hi"))
+    context.emplace_message(Message(role=Role.user, content="reminder"))
+    log.note(context, len(context), (), context.request())
+    shorter = {"messages": [*context.request()["messages"][:1], {"role": "user", "content": "x"}]}
+    with pytest.raises(AssertionError, match="dropped what was sent"):
+        log.note(context, len(context), (), shorter)
 
 
 # A page the run checks besides the real ones: it must fail, at these lines, for these reasons
