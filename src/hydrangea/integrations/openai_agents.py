@@ -15,10 +15,12 @@ store (in memory, SQLite, PostgreSQL, sync or async). It behaves as the SDK's ow
   builds requests from, and where that differs from what the SDK gave, the item also carries
   the SDK's JSON text under :data:`SENT_KEY` (:attr:`HydrangeaSession.context` leaves it out).
 * **Tool output fenced.** A ``function_call_output`` is text from outside: ``get_items``
-  (which the SDK sends to the model) returns it inside the library's untrusted-data fence
-  (:mod:`hydrangea.asof.fence`), unless its tool is named in ``trusted_tools``. The fence is
-  applied on the way out, never stored, and never twice (an output that already is this call's
-  fence is left as it is); ``pop_item`` returns the stored item. The SDK sends the outputs of
+  (which the SDK sends to the model) returns it inside the tool-output fence
+  (:func:`hydrangea.tools.fence_tool_output`, as :class:`~hydrangea.areas.ToolLoopArea` sends
+  it; each text part of a list output, images and files kept), unless its tool is named in
+  ``trusted_tools``. The fence is applied on the way out, never stored, and never twice (an
+  output that already is a fence, or this call's as-of fence from earlier versions, is left
+  as it is); ``pop_item`` returns the stored item. The SDK sends the outputs of
   the current run from memory: pass :meth:`HydrangeaSession.fence_model_input` as the run's
   ``call_model_input_filter`` to fence those too (the same bytes the next run's history has);
   without it the first request of each run shows the previous run's outputs fenced where that
@@ -55,12 +57,12 @@ from hydrangea.context.native import copy_json
 from hydrangea.context.openai_responses import OpenAIResponsesAdapter
 from hydrangea.errors import (
     ContextStateError,
-    FenceFormatError,
     MissingExtraError,
     SessionConflictError,
     SessionNotFoundError,
 )
 from hydrangea.gateway import GatewayType
+from hydrangea.integrations._tool_fence import fence_once
 from hydrangea.stores.base import check_id
 
 try:
@@ -373,23 +375,6 @@ def _call_names(items: Any) -> dict[str, str]:
 
 
 def _fence(text: str, call_id: str, name: str) -> str:
-    """``text`` inside an untrusted-data fence, or as it is when it already is one."""
-    from hydrangea.asof.fence import unfence
-
-    try:
-        blocks = unfence(text)
-    except FenceFormatError:
-        blocks = []  # not a fence: it is fenced below
-    # Already fenced only when it is exactly this call's fence of its content: a tool's own
-    # text that merely holds a fence (text after its end line, another id) is fenced again.
-    if len(blocks) == 1 and _render(blocks[0].content, call_id, name) == text:
-        return text
-    return _render(text, call_id, name)
-
-
-def _render(text: str, call_id: str, name: str) -> str:
-    from hydrangea.asof.fence import data_text, fence_body
-
-    body = fence_body(text, item_id=call_id or "-", origin=name or "tool", kind="tool",
-                      published="-")
-    return data_text([body])
+    """``text`` inside the tool-output fence, or as it is when it already is a fence (the
+    legacy as-of fence recognised with the labels earlier versions gave this call)."""
+    return fence_once(text, item_id=call_id or "-", origin=name or "tool", kind="tool")
