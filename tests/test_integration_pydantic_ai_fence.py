@@ -82,7 +82,11 @@ def _tool_loop_slot(text: str) -> str:
 def test_a_return_is_sent_in_the_very_fence_tool_loop_area_sends() -> None:
     for attack in ATTACKS:
         recorder = Recorder(calls_per_turn=1)
-        agent = make_agent(HistoryProcessor(), recorder, tool=lambda url, a=attack: a)
+
+        def page(url: str, text: str = attack) -> object:
+            return text
+
+        agent = make_agent(HistoryProcessor(), recorder, tool=page)
         agent.run_sync("Read the page.")
         (requests,) = recorder.requests.values()
         (sent,) = [p["content"] for m in requests[-1] if m["kind"] == "request"
@@ -97,7 +101,7 @@ def test_the_framing_of_every_return_and_retry_is_at_most_20_o200k_tokens() -> N
              for n, a in enumerate(ATTACKS)]
     (request,) = HistoryProcessor()(_ctx(), [ModelRequest(parts=list(parts))])
     assert isinstance(request, ModelRequest)
-    sent = [p.content for p in request.parts if isinstance(p, ToolReturnPart)]
+    sent = [str(p.content) for p in request.parts if isinstance(p, ToolReturnPart)]
     assert [read_fence(s) for s in sent] == ATTACKS
     framing = [counter.count(s) - counter.count(escape_content(a))
                for s, a in zip(sent, ATTACKS, strict=True)]
