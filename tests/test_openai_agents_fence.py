@@ -10,7 +10,15 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-from agents import Agent, RunConfig, Runner, function_tool, set_tracing_disabled
+from agents import (
+    Agent,
+    RunConfig,
+    Runner,
+    ToolOutputImage,
+    ToolOutputText,
+    function_tool,
+    set_tracing_disabled,
+)
 from agents.items import ModelResponse, TResponseInputItem, TResponseStreamEvent
 from agents.models.interface import Model
 from agents.run_config import CallModelData, ModelInputData
@@ -109,6 +117,40 @@ def test_tool_output_reaches_the_model_fenced_and_is_stored_raw() -> None:
     stored = store.load("s", type(session.context)).value
     raw = [json.loads(i["hydrangea_sent"]) if "hydrangea_sent" in i else i for i in stored]
     assert [o["output"] for o in _outputs(raw)] == [INJECTION, INJECTION]
+
+
+PIXEL = "data:image/png;base64,iVBORw0KGgo="
+
+
+@function_tool
+def screenshot() -> list[ToolOutputText | ToolOutputImage]:
+    """A screenshot of the page, with its caption."""
+    return [ToolOutputText(text=INJECTION), ToolOutputImage(image_url=PIXEL, detail="low")]
+
+
+def test_a_runner_s_image_output_is_kept_and_only_its_text_is_fenced() -> None:
+    store = InMemorySessionStore()
+    session = HydrangeaSession("s", store)
+    model = asyncio.run(_two_turns(session, screenshot, "screenshot"))
+    for earlier, later in zip(model.inputs, model.inputs[1:], strict=False):
+        assert later[: len(earlier)] == earlier  # fenced the same way in and after the run
+    stored = store.load("s", type(session.context)).value
+    raw = [json.loads(i["hydrangea_sent"]) if "hydrangea_sent" in i else i for i in stored]
+    raw_outputs = [o["output"] for o in _outputs(raw)]
+    sent_outputs = [o["output"] for o in _outputs(model.inputs[-1])]
+    assert len(sent_outputs) == 2 == len(raw_outputs)
+    for sent, kept in zip(sent_outputs, raw_outputs, strict=True):
+        texts = [p for p in kept if p["type"] == "input_text"]
+        images = [p for p in kept if p["type"] == "input_image"]
+        assert [p["text"] for p in texts] == [INJECTION] and len(images) == 1
+        assert images[0]["image_url"] == PIXEL  # stored as the SDK gave it
+        assert len(sent) == len(kept)
+        for part, original in zip(sent, kept, strict=True):
+            if original["type"] == "input_text":
+                assert read_fence(part["text"]) == INJECTION
+                assert {**part, "text": original["text"]} == original
+            else:
+                assert part == original  # the image, exactly
 
 
 def test_a_trusted_tool_is_sent_as_it_is() -> None:
