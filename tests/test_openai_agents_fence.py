@@ -36,7 +36,7 @@ from hydrangea.asof import OpenAITokenCounter
 from hydrangea.asof.fence import data_text, escape_content, fence_body
 from hydrangea.context import Context
 from hydrangea.gateway import GatewayType
-from hydrangea.integrations.openai_agents import HydrangeaSession
+from hydrangea.integrations.openai_agents import FENCE_KEY, HydrangeaSession
 from hydrangea.message import Message, Role, ToolCallPart
 from hydrangea.stores import InMemorySessionStore
 from hydrangea.tools import tool
@@ -200,6 +200,32 @@ def test_an_output_in_the_old_as_of_fence_is_not_fenced_again() -> None:
     assert items[1]["output"] == own
     assert read_fence(items[3]["output"]) == other
     assert items[5]["output"] == [{"type": "input_text", "text": own}, image]
+
+
+def test_a_session_stored_by_an_earlier_version_keeps_the_bytes_it_was_sent_with() -> None:
+    store = InMemorySessionStore()
+    # what an earlier version stored: the items as the SDK gave them, the output raw
+    earlier: list[Any] = [{"role": "user", "content": "read the page"}, *_call("old", INJECTION),
+                          {"role": "user", "content": "thanks"}]
+    store.create("s", Context(GatewayType.openai_responses, earlier))
+    session = HydrangeaSession("s", store)
+    history: list[Any] = list(asyncio.run(session.get_items()))
+    assert history[2]["output"] == _legacy(INJECTION, "old", "fetch_page")  # as sent then
+    config = RunConfig(call_model_input_filter=session.fence_model_input)
+    model = ToolThenAnswer("fetch_page")
+    agent = Agent(name="a", model=model, tools=[fetch_page])
+    asyncio.run(Runner.run(agent, "and now?", session=session, run_config=config))
+    assert model.inputs[0][: len(history)] == history
+    for before, after in zip(model.inputs, model.inputs[1:], strict=False):
+        assert after[: len(before)] == before
+    (_, new) = _outputs(model.inputs[-1])
+    assert read_fence(new["output"]) == INJECTION  # a new output: the tool-output fence
+    now: list[Any] = list(asyncio.run(session.get_items()))
+    assert now[: len(model.inputs[-1])] == model.inputs[-1]  # the next run extends it too
+    assert all(FENCE_KEY not in item for item in [*now, *session.context])
+    asyncio.run(session.pop_item())  # the answer
+    popped: Any = asyncio.run(session.pop_item())
+    assert popped == {**now[-2], "output": INJECTION}  # stored raw, given back as added
 
 
 def _tool_loop_slot(text: str) -> str:
