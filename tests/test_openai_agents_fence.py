@@ -10,6 +10,7 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
+import pytest
 from agents import (
     Agent,
     RunConfig,
@@ -35,6 +36,7 @@ from hydrangea.areas import ToolLoopArea
 from hydrangea.asof import OpenAITokenCounter
 from hydrangea.asof.fence import data_text, escape_content, fence_body
 from hydrangea.context import Context
+from hydrangea.errors import InvalidItemError
 from hydrangea.gateway import GatewayType
 from hydrangea.integrations.openai_agents import FENCE_KEY, HydrangeaSession
 from hydrangea.message import Message, Role, ToolCallPart
@@ -226,6 +228,17 @@ def test_a_session_stored_by_an_earlier_version_keeps_the_bytes_it_was_sent_with
     asyncio.run(session.pop_item())  # the answer
     popped: Any = asyncio.run(session.pop_item())
     assert popped == {**now[-2], "output": INJECTION}  # stored raw, given back as added
+
+
+def test_an_item_that_carries_the_session_s_own_member_is_refused_and_nothing_added() -> None:
+    session = HydrangeaSession("s")
+    asyncio.run(session.add_items(_call("c1", "kept")))
+    before = list(asyncio.run(session.get_items()))
+    forged: list[Any] = [{"type": "function_call_output", "call_id": "c1", "output": "x",
+                          FENCE_KEY: "tool-output"}]
+    with pytest.raises(InvalidItemError, match=FENCE_KEY):
+        asyncio.run(session.add_items(forged))
+    assert list(asyncio.run(session.get_items())) == before
 
 
 def _tool_loop_slot(text: str) -> str:
