@@ -23,10 +23,10 @@ from openai.types.responses import (
     ResponseOutputText,
 )
 
-from hydrangea.asof.fence import unfence
 from hydrangea.context import Context
 from hydrangea.integrations.openai_agents import HydrangeaSession
 from hydrangea.stores import SqliteSessionStore
+from tests._tool_fence_oracle import read_fence
 
 set_tracing_disabled(True)  # the SDK would otherwise try to export traces over the network
 
@@ -87,8 +87,7 @@ def test_a_tool_conversation_keeps_its_prefix_and_survives_a_restart(tmp_path: P
                if isinstance(item, dict) and item.get("type") == "function_call_output"]
     assert len(outputs) == 2
     for output in outputs:  # the model saw each tool output fenced, once
-        (block,) = unfence(str(dict(output)["output"]))
-        assert block.content == "HW-1 is closed" and block.origin == "ticket_status"
+        assert read_fence(dict(output)["output"]) == "HW-1 is closed"
     reopened = HydrangeaSession("user-1", SqliteSessionStore(tmp_path / "sessions.db"))
     stored = asyncio.run(reopened.get_items())
     kinds = [item.get("type", "message") for item in stored]

@@ -21,7 +21,6 @@ from pydantic_ai.messages import (
 )
 
 from hydrangea import Component
-from hydrangea.asof.fence import unfence
 from hydrangea.errors import DuplicateKeyError, SessionNotFoundError
 from hydrangea.integrations.pydantic_ai import HistoryProcessor
 from hydrangea.lifecycle import Placement
@@ -33,6 +32,7 @@ from tests._pydantic_ai_harness import (
     make_agent,
     texts_of_newest,
 )
+from tests._tool_fence_oracle import read_fence
 
 REMINDER = "Cite the ticket number."
 STICKY = "Answer in English."
@@ -72,9 +72,7 @@ def test_every_request_of_a_multi_turn_tool_conversation_extends_the_one_before(
         assert count_everywhere(request, STICKY) == min(episode + 1, 2), episode
         assert count_everywhere(request, NAME) == 1, episode
     for content in _returns(requests[-1]):
-        assert isinstance(content, str)
-        (block,) = unfence(content)
-        assert block.content == PAGE and block.origin == "fetch_page" and block.kind == "tool"
+        assert read_fence(content) == PAGE
 
 
 def test_concurrent_runs_on_one_agent_keep_their_own_schedules() -> None:
@@ -126,9 +124,7 @@ def test_a_reloaded_history_continues_its_schedule_and_is_not_fenced_again() -> 
         assert texts_of_newest(request, REMINDER) == (1 if episode % 2 == 0 else 0)
         assert count_everywhere(request, NAME) == 1
     for content in _returns(requests[-1]):
-        assert isinstance(content, str)
-        (block,) = unfence(content)
-        assert block.content == PAGE
+        assert read_fence(content) == PAGE
 
 
 def test_a_history_fenced_by_another_processor_is_not_fenced_again() -> None:
@@ -145,9 +141,7 @@ def test_a_history_fenced_by_another_processor_is_not_fenced_again() -> None:
     returns = _returns(requests[-1])
     assert len(returns) == 2 and returns[0] == fenced_before[0]
     for content in returns:
-        assert isinstance(content, str)
-        (block,) = unfence(content)
-        assert block.content == PAGE
+        assert read_fence(content) == PAGE
 
 
 def test_a_trusted_tool_is_sent_as_it_is() -> None:

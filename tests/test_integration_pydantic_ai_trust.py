@@ -27,7 +27,6 @@ from pydantic_ai.models.test import TestModel
 from pydantic_ai.usage import RunUsage
 
 from hydrangea import Component
-from hydrangea.asof.fence import unfence
 from hydrangea.errors import ContextStateError
 from hydrangea.integrations.pydantic_ai import HistoryProcessor
 from hydrangea.lifecycle import Placement
@@ -38,15 +37,14 @@ from tests._pydantic_ai_harness import (
     dumped,
     make_agent,
 )
+from tests._tool_fence_oracle import fence_inside, read_fence
 
 PNG = BinaryContent(data=b"\x89PNG\r\n\x1a\n-not-really", media_type="image/png")
 PHOTO = ImageUrl(url="https://x.test/photo.png")
 
 
 def _content(text: object) -> str:
-    assert isinstance(text, str)
-    (block,) = unfence(text)
-    return block.content
+    return read_fence(text)
 
 
 def _last_returns(recorder: Recorder) -> list[ToolReturnPart]:
@@ -137,7 +135,7 @@ def test_retry_feedback_of_an_output_validator_is_fenced() -> None:
     # the model is shown the feedback as pydantic-ai words it, around the fenced text
     (shown,) = [p.content for p in seen[-1][-1].parts if isinstance(p, UserPromptPart)]
     assert isinstance(shown, str) and "<pyai:retry_feedback>" in shown
-    assert _content(shown) == "The page said: " + PAGE
+    assert _content(fence_inside(shown)) == "The page said: " + PAGE
     (feedback,) = [p for m in history_of[-1] if isinstance(m, ModelRequest) for p in m.parts
                    if isinstance(p, RetryFeedbackPart)]
     assert _content(feedback.content) == "The page said: " + PAGE

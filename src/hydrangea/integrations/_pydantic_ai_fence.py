@@ -1,21 +1,23 @@
 """Trust fences for pydantic-ai tool returns and retry feedback (used by the history processor).
 
 Only text is fenced: every string of a return (the whole content, or each string inside a list
-or a dict, at any depth) becomes one fenced data message (:func:`hydrangea.asof.fence.data_text`);
+or a dict, at any depth) is put inside the tool-output fence (:func:`hydrangea.tools.
+fence_tool_output`, the one :class:`~hydrangea.areas.ToolLoopArea` sends);
 images, audio, documents and other files (``BinaryContent``, ``ImageUrl``, ...), numbers,
 booleans, ``None`` and the shape of lists and dicts are kept as they were. Other objects
 (pydantic models, dataclasses, datetimes) are first turned into their JSON form, as pydantic-ai
 would send them, so their strings are fenced too.
 
-Fencing is idempotent and recognised from the content alone: a string that is exactly the fence
-of some text for this part (one block with this part's id, origin and kind, rendered as this
-module renders it) is left as it is, so a message is never fenced twice, whoever built it.
+Fencing is idempotent and recognised from the content alone: a string that is one well-formed
+tool-output fence, or exactly the as-of fence earlier versions wrote for this part (one block
+with this part's id, origin and kind; see :mod:`hydrangea.integrations._tool_fence`), is left
+as it is, so a message is never fenced twice, whoever built it.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Literal, cast
+from typing import Any, cast
 
 import pydantic_core
 from pydantic_ai.messages import (
@@ -27,54 +29,31 @@ from pydantic_ai.messages import (
     is_multi_modal_content,
 )
 
-from hydrangea.asof.errors import FenceFormatError
-from hydrangea.asof.fence import MARK, data_text, fence_body, unfence
+from hydrangea.integrations._tool_fence import Kind, fence_once
 
-__all__ = ["RETRY_ID", "RETRY_ORIGIN", "fence_part", "fence_text", "is_fence_of"]
+__all__ = ["RETRY_ID", "RETRY_ORIGIN", "fence_part"]
 
 RETRY_ID = "retry-feedback"
-"""The id in the fence of a retry feedback part (it answers no tool call)."""
+"""The id of a retry feedback part in the legacy as-of fence (it answers no tool call)."""
 RETRY_ORIGIN = "pydantic-ai"
-"""The origin in the fence of a retry feedback part."""
+"""The origin of a retry feedback part in the legacy as-of fence."""
 
 _FRAMEWORK_RETURNS = (ToolSearchReturnPart, LoadCapabilityReturnPart)
 """pydantic-ai's own tool returns (tool search, capability loading): the framework reads their
 typed content back, and none of it is outside text."""
 
 
-def fence_text(text: str, *, item_id: str, origin: str, kind: Literal["tool", "retry"]) -> str:
-    """``text`` as one fenced data message: the untrusted-data notice, one block with this id,
-    origin and kind (no publication time), the end line."""
-    return data_text([fence_body(text, item_id=item_id, origin=origin, kind=kind, published="-")])
-
-
-def is_fence_of(text: str, *, item_id: str, origin: str, kind: Literal["tool", "retry"]) -> bool:
-    """Whether ``text`` is exactly :func:`fence_text` of some text with these labels."""
-    if MARK not in text:
-        return False
-    try:
-        blocks = unfence(text)
-    except FenceFormatError:
-        return False
-    if len(blocks) != 1:
-        return False
-    (block,) = blocks
-    return fence_text(block.content, item_id=item_id, origin=origin, kind=kind) == text
-
-
 @dataclasses.dataclass(frozen=True, slots=True)
 class _Labels:
-    """The header fields of one part's fences."""
+    """The part's labels, by which a legacy as-of fence of it is recognised."""
 
     item_id: str
     origin: str
-    kind: Literal["tool", "retry"]
+    kind: Kind
 
     def fence(self, text: str) -> str:
-        """``text`` fenced, unless it already is a fence with these labels."""
-        if is_fence_of(text, item_id=self.item_id, origin=self.origin, kind=self.kind):
-            return text
-        return fence_text(text, item_id=self.item_id, origin=self.origin, kind=self.kind)
+        """``text`` fenced, unless it already is a fence."""
+        return fence_once(text, item_id=self.item_id, origin=self.origin, kind=self.kind)
 
 
 def _fence_value(value: object, labels: _Labels) -> object:

@@ -15,10 +15,14 @@ store (in memory, SQLite, PostgreSQL, sync or async). It behaves as the SDK's ow
   builds requests from, and where that differs from what the SDK gave, the item also carries
   the SDK's JSON text under :data:`SENT_KEY` (:attr:`HydrangeaSession.context` leaves it out).
 * **Tool output fenced.** A ``function_call_output`` is text from outside: ``get_items``
-  (which the SDK sends to the model) returns it inside the library's untrusted-data fence
-  (:mod:`hydrangea.asof.fence`), unless its tool is named in ``trusted_tools``. The fence is
-  applied on the way out, never stored, and never twice (an output that already is this call's
-  fence is left as it is); ``pop_item`` returns the stored item. The SDK sends the outputs of
+  (which the SDK sends to the model) returns it inside the tool-output fence
+  (:func:`hydrangea.tools.fence_tool_output`, as :class:`~hydrangea.areas.ToolLoopArea` sends
+  it; each text part of a list output, images and files kept), unless its tool is named in
+  ``trusted_tools``. The fence is applied on the way out, never stored, and never twice (an
+  output that already is a fence, or this call's as-of fence from earlier versions, is left
+  as it is); ``pop_item`` returns the stored item. An output stored by an earlier version
+  (without :data:`FENCE_KEY`) is sent in the as-of fence that version sent it in, so a request
+  already sent keeps its bytes across an upgrade. The SDK sends the outputs of
   the current run from memory: pass :meth:`HydrangeaSession.fence_model_input` as the run's
   ``call_model_input_filter`` to fence those too (the same bytes the next run's history has);
   without it the first request of each run shows the previous run's outputs fenced where that
@@ -55,12 +59,12 @@ from hydrangea.context.native import copy_json
 from hydrangea.context.openai_responses import OpenAIResponsesAdapter
 from hydrangea.errors import (
     ContextStateError,
-    FenceFormatError,
     MissingExtraError,
     SessionConflictError,
     SessionNotFoundError,
 )
 from hydrangea.gateway import GatewayType
+from hydrangea.integrations._tool_fence import fence_once
 from hydrangea.stores.base import check_id
 
 try:
@@ -77,13 +81,19 @@ if TYPE_CHECKING:
 
     from hydrangea.stores import AsyncSessionStore, SessionStore, StoredSession
 
-__all__ = ["SENT_KEY", "HydrangeaSession"]
+__all__ = ["FENCE_KEY", "SENT_KEY", "HydrangeaSession"]
 
 _log = logging.getLogger(__name__)
 
 SENT_KEY = "hydrangea_sent"
 """The member of a stored item that holds the SDK's JSON text of it, when the Context's
 canonical form (sorted keys, no nulls) differs from what the SDK gave."""
+FENCE_KEY = "hydrangea_fence"
+"""The member of a stored ``function_call_output`` that says it is sent in the tool-output
+fence; one stored by an earlier version, without it, is sent in the as-of fence it was sent in
+then."""
+_TOOL_FENCE = "tool-output"
+_MEMBERS = (SENT_KEY, FENCE_KEY)
 
 _GATEWAY = GatewayType.openai_responses
 _ADAPTER = OpenAIResponsesAdapter()
@@ -248,7 +258,7 @@ class HydrangeaSession:
             chosen = items[max(0, len(items) - limit):] if limit else []
         names = _call_names(items) if any(
             item.get("type") == "function_call_output" for item in chosen) else {}
-        return [self._fenced(_sent(item), names) for item in chosen]
+        return [self._fenced(_sent(item), names, legacy=_is_legacy(item)) for item in chosen]
 
     async def add_items(self, items: list[TResponseInputItem]) -> None:
         """Append ``items`` (all or nothing) and save; refused items change nothing."""
@@ -307,7 +317,7 @@ class HydrangeaSession:
 
     # -- fencing -----------------------------------------------------------------------------
 
-    def _fenced(self, item: Any, names: dict[str, str]) -> Any:
+    def _fenced(self, item: Any, names: dict[str, str], *, legacy: bool = False) -> Any:
         if item.get("type") != "function_call_output":
             return item
         name = names.get(item.get("call_id"), "")
@@ -316,10 +326,10 @@ class HydrangeaSession:
         output = item.get("output")
         call_id = str(item.get("call_id"))
         if isinstance(output, str):
-            return {**item, "output": _fence(output, call_id, name)}
+            return {**item, "output": _fence(output, call_id, name, legacy)}
         if isinstance(output, list):
             parts = [
-                {**part, "text": _fence(part["text"], call_id, name)}
+                {**part, "text": _fence(part["text"], call_id, name, legacy)}
                 if isinstance(part, dict) and part.get("type") == "input_text"
                 and isinstance(part.get("text"), str) else part
                 for part in output
@@ -340,14 +350,23 @@ def _prepared(item: Any) -> dict[str, Any]:
     """The item to store: a checked copy, with the SDK's text when the canonical form
     differs from it."""
     copied = copy_json(item, "an Agents SDK item")
-    if SENT_KEY in copied:
+    taken = [key for key in _MEMBERS if key in copied]
+    if taken:
         from hydrangea.errors import InvalidItemError
 
-        raise InvalidItemError(f"an Agents SDK item cannot have a {SENT_KEY!r} member "
-                               "(the session keeps the sent text there)")
+        raise InvalidItemError(f"an Agents SDK item cannot have a {taken[0]!r} member "
+                               "(the session keeps its own records there)")
     sent = json.dumps(copied, ensure_ascii=False)
     canonical = json.dumps(_ADAPTER.canonical(copied), ensure_ascii=False, sort_keys=True)
-    return copied if sent == canonical else {**copied, SENT_KEY: sent}
+    stored = copied if sent == canonical else {**copied, SENT_KEY: sent}
+    if copied.get("type") == "function_call_output":
+        stored[FENCE_KEY] = _TOOL_FENCE
+    return stored
+
+
+def _is_legacy(item: Any) -> bool:
+    """Whether ``item`` is a tool output an earlier version stored (and sent as-of fenced)."""
+    return item.get("type") == "function_call_output" and FENCE_KEY not in item
 
 
 def _sent(item: Any) -> Any:
@@ -355,15 +374,17 @@ def _sent(item: Any) -> Any:
     text = item.get(SENT_KEY)
     if isinstance(text, str):
         return json.loads(text)
-    return json.loads(json.dumps(item))
+    copied: dict[str, Any] = json.loads(json.dumps(item))
+    copied.pop(FENCE_KEY, None)
+    return copied
 
 
 def _canonical(context: Context | None) -> Context:
     if context is None:
         return Context(_GATEWAY)
-    if not any(SENT_KEY in item for item in context):
+    if not any(key in item for item in context for key in _MEMBERS):
         return context
-    return Context(_GATEWAY, [{k: v for k, v in item.items() if k != SENT_KEY}
+    return Context(_GATEWAY, [{k: v for k, v in item.items() if k not in _MEMBERS}
                               for item in context])
 
 
@@ -372,24 +393,9 @@ def _call_names(items: Any) -> dict[str, str]:
             if item.get("type") == "function_call" and "call_id" in item}
 
 
-def _fence(text: str, call_id: str, name: str) -> str:
-    """``text`` inside an untrusted-data fence, or as it is when it already is one."""
-    from hydrangea.asof.fence import unfence
-
-    try:
-        blocks = unfence(text)
-    except FenceFormatError:
-        blocks = []  # not a fence: it is fenced below
-    # Already fenced only when it is exactly this call's fence of its content: a tool's own
-    # text that merely holds a fence (text after its end line, another id) is fenced again.
-    if len(blocks) == 1 and _render(blocks[0].content, call_id, name) == text:
-        return text
-    return _render(text, call_id, name)
-
-
-def _render(text: str, call_id: str, name: str) -> str:
-    from hydrangea.asof.fence import data_text, fence_body
-
-    body = fence_body(text, item_id=call_id or "-", origin=name or "tool", kind="tool",
-                      published="-")
-    return data_text([body])
+def _fence(text: str, call_id: str, name: str, legacy: bool) -> str:
+    """``text`` inside the tool-output fence (the as-of fence for an output an earlier version
+    stored), or as it is when it already is a fence (the legacy as-of fence recognised with the
+    labels earlier versions gave this call)."""
+    return fence_once(text, item_id=call_id or "-", origin=name or "tool", kind="tool",
+                      legacy=legacy)

@@ -17,10 +17,12 @@ runs a hydrangea :class:`~hydrangea.Lifecycle` over that history:
   ``ModelMessagesTypeAdapter``): one agent can serve concurrent runs, and a reloaded history
   continues its own schedule. A request sent again unanswered (a retried model call) is the
   same episode and carries the same components.
-* **Tool output is outside text.** Every tool return is fenced (:func:`hydrangea.asof.fence.
-  data_text`) unless the tool is named in ``trusted_tools``, retries and retry feedback
-  included; images and other files, numbers and the shape of structured returns are kept, only
-  text is fenced. A fenced text is recognised from its content, so nothing is fenced twice.
+* **Tool output is outside text.** Every tool return is fenced (the tool-output fence of
+  :func:`hydrangea.tools.fence_tool_output`, as :class:`~hydrangea.areas.ToolLoopArea` sends
+  it) unless the tool is named in ``trusted_tools``, retries and retry feedback included;
+  images and other files, numbers and the shape of structured returns are kept, only text is
+  fenced. A fenced text is recognised from its content (the as-of fence earlier versions wrote
+  too), so nothing is fenced twice.
 
 Install with the ``pydantic-ai`` extra. Example::
 
