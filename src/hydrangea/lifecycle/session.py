@@ -32,10 +32,8 @@ from __future__ import annotations
 import logging
 import secrets
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
-from enum import StrEnum
 from pathlib import Path
-from typing import Literal, Protocol, assert_never, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 from hydrangea import _spans
 from hydrangea._saved import read_text_checked, write_text_atomic
@@ -45,7 +43,7 @@ from hydrangea.context.native import NativeContent
 from hydrangea.coop.coop_context import CoopContext
 from hydrangea.errors import ContextStateError
 from hydrangea.gateway import GatewayType
-from hydrangea.lifecycle.component import AUTO_KEY_PREFIX, Component, Placement
+from hydrangea.lifecycle.component import AUTO_KEY_PREFIX, Component
 from hydrangea.lifecycle.errors import InvalidComponentError, InvalidTargetError
 from hydrangea.lifecycle.history import (
     HistoryLog,
@@ -56,42 +54,13 @@ from hydrangea.lifecycle.history import (
 )
 from hydrangea.lifecycle.placement import before_newest
 from hydrangea.lifecycle.records import ComponentState, PlainRenderer, Renderer, SnapshotHistory
-from hydrangea.lifecycle.table import ComponentTable, Entry, Plan, check_mutable
-from hydrangea.lifecycle.visibility import Phase, next_change, periodic, visible_at
+from hydrangea.lifecycle.schedule import Episode, Resend, plan_of, size_of
+from hydrangea.lifecycle.table import ComponentTable, Entry, check_mutable
 from hydrangea.message import Message
 
 __all__ = ["Lifecycle", "Resend", "Sending"]
 
 _log = logging.getLogger(__name__)
-
-
-class Resend(StrEnum):
-    """How a component that stays visible over several episodes is sent again."""
-
-    each_episode = "each_episode"
-    """Sent in every episode it is visible: it always sits near the newest turn (the default;
-    each sending stays in the history, so the reminder's tokens recur once per episode)."""
-    when_changed = "when_changed"
-    """Sent once, and again only after its content changed (``update``, ``add(replace=True)``)
-    or after its earlier sending left the history (a collection cut it, or it was taken back
-    unanswered): the cheapest, but the reminder drifts away from the newest turn."""
-
-
-@dataclass(slots=True)
-class _Episode:
-    """What one render sends: planned before the areas render, placed after."""
-
-    before: tuple[OverlayItem, ...]
-    after: tuple[OverlayItem, ...]
-    gone: tuple[Entry, ...]
-    length: int  # the history's length before the areas rendered
-    detaches: int  # the Context's detach count then
-    before_placed: bool  # the before components are in the history, at ``length``
-    kept: tuple[tuple[Entry, OverlayItem], ...] = ()  # not sent again: still in the history
-
-
-def _size(items: tuple[OverlayItem, ...]) -> int:
-    return sum(len(item.items) for item in items)
 
 
 @runtime_checkable
@@ -376,7 +345,7 @@ class Lifecycle:
         finally:
             self._rendering = False
 
-    def _begin_episode(self) -> _Episode:
+    def _begin_episode(self) -> Episode:
         """Before the areas render: take back what was never answered, plan the episode and
         place its ``before`` components (see :meth:`_before_at`)."""
         context = self.context
@@ -439,13 +408,13 @@ class Lifecycle:
             self._sendings.append(Sending(item.key, self._episode, at, at + len(item.items)))
             at += len(item.items)
 
-    def _abandon_episode(self, episode: _Episode) -> None:
+    def _abandon_episode(self, episode: Episode) -> None:
         """The renderer raised: the episode's ``before`` components go while nothing follows."""
         if episode.before_placed and self._own_tail is not None:
             self._withdraw(self.context)
         self._take_back_detached()
 
-    def _finish_episode(self, context: Context, episode: _Episode) -> LifecycleRequest:
+    def _finish_episode(self, context: Context, episode: Episode) -> LifecycleRequest:
         """The lifecycle's part of an episode, once the renderer has rendered ``context``."""
         self._take_back_detached()
         pending = self._table.pending
@@ -454,7 +423,7 @@ class Lifecycle:
         pending.clear()
         start = episode.length
         moved = context.detached_from(episode.detaches)
-        if episode.before_placed and moved is not None and moved < start + _size(episode.before):
+        if episode.before_placed and moved is not None and moved < start + size_of(episode.before):
             episode.before_placed = False  # a collection of this render took them with it
         anchor = start
         if not episode.before_placed:
@@ -608,7 +577,7 @@ class Lifecycle:
             last.committed = None
             self._table.link(last)
 
-    def _schedule(self, episode: int) -> _Episode:
+    def _schedule(self, episode: int) -> Episode:
         """The ``before`` and ``after`` components ``episode`` sends, the entries whose last
         episode it is (their keys are freed at the next render), and the visible ones not sent
         again because their content is still in the history (``Resend.when_changed``)."""
@@ -621,7 +590,7 @@ class Lifecycle:
         for entry in self._table.live.values():
             plan = entry.plan
             if plan is None or not plan.first <= episode < plan.stop:
-                plan = entry.plan = _plan(entry, episode)
+                plan = entry.plan = plan_of(entry, episode)
             item = plan.item
             if item is None:
                 if plan.final:
@@ -641,7 +610,7 @@ class Lifecycle:
         if finished:
             self._table.expire(finished)
         context = self.context
-        return _Episode(
+        return Episode(
             tuple(before), tuple(after), tuple(gone), len(context), context.detaches, False,
             tuple(kept),
         )
@@ -664,45 +633,3 @@ class Lifecycle:
         ):
             return ()
         return renderer.range_starts()
-
-
-_FOREVER = 1 << 62
-
-
-def _plan(entry: Entry, episode: int) -> Plan:
-    """What ``entry`` shows from ``episode`` until its phase next changes."""
-    component = entry.component
-    start = entry.start
-    offset = episode - start
-    cycle = periodic(component)
-    if cycle is not None:  # one plan for good, shown by the period's arithmetic
-        period, shown = cycle
-        item = _shown(entry, component.phases[0])
-        return Plan(episode, _FOREVER, item, False, -1, _before(item), period, shown, start)
-    phase = visible_at(component, offset)
-    change = next_change(component, offset)
-    stop = _FOREVER if change is None else start + change.at
-    if phase is None:
-        return Plan(episode, stop, None, change is None, -1, False)
-    item = _shown(entry, phase)
-    final = change is not None and change.final
-    return Plan(episode, stop, item, final, stop - 1 if final else -1, _before(item))
-
-
-def _shown(entry: Entry, phase: Phase) -> OverlayItem:
-    """The entry's overlay item in ``phase`` (made once per phase and content)."""
-    item = entry.shown.get(phase)
-    if item is None:
-        item = entry.shown[phase] = OverlayItem(entry.key, phase, entry.natives)
-    return item
-
-
-def _before(item: OverlayItem) -> bool:
-    placement = item.phase.placement
-    match placement:
-        case Placement.before:
-            return True
-        case Placement.after:
-            return False
-        case _:
-            assert_never(placement)
