@@ -174,8 +174,8 @@ def _targets(page: Page, data: dict[str, Any], rows: list[dict[str, Any]]) -> No
             f"**{'met' if met else 'not met'}**. Its own cache reuse is "
             f"{_pct(recall[0].get('reuse_share'))}, {_pp(recall[0].get('gap_to_limit_pp'))} "
             f"percentage points under its limit of {_pct(recall[0].get('reuse_limit'))}: its "
-            "requests are small, so the reminders re-sent at the tail of each request and the "
-            "summary region rewritten at each rollup weigh more.",
+            "requests are small, so the summary region rewritten at each rollup (a tail cut) "
+            "weighs more.",
         )
     carried = number(library.get("summary_tokens_at_end"))
     if carried is not None:
