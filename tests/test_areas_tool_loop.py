@@ -14,8 +14,11 @@ from hydrangea.areas import (
     ToolError,
     ToolLoopArea,
 )
+from hydrangea.context import Context
 from hydrangea.context.area import AreaFlowState, AreaLifeState
+from hydrangea.coop import CoopContext
 from hydrangea.errors import ContextStateError, DuplicateAreaError
+from hydrangea.gateway import GatewayType
 from hydrangea.message import Message, Role, ToolCallPart, ToolResultPart
 from tests.areas_support import answer, call_tool, coop_with_system, life, texts
 
@@ -210,6 +213,27 @@ def test_an_unregistered_loop_of_a_registered_anchor_refuses_calls_then_works_re
     coop.render()
     assert context[-1]["tool_call_id"] == "c1" and "crew arrived 01:45" in texts(context[-1])
     assert len(ran) == 1
+
+
+def test_push_back_routed_to_the_unregistered_loop_is_refused_and_nothing_is_kept() -> None:
+    context = Context(GatewayType.anthropic)
+    coop = CoopContext(context)
+    conversation = ConversationArea()
+    coop.register(conversation)
+    conversation.user("Check HW-1.")
+    coop.render()
+    held = len(context)
+    loop = ToolLoopArea({"lookup": lookup}, anchor=conversation)
+    response = {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "t1", "name": "lookup", "input": {"ticket": "HW-1"}},
+    ]}
+    with pytest.raises(ContextStateError, match=r"coop\.register\(loop\)"):
+        context.push_back(response, route=loop)
+    assert len(context) == held and loop.runs == ()
+    coop.register(loop)
+    context.push_back(response, route=loop)
+    coop.render()
+    assert "crew arrived 01:45" in texts(context[-1])
 
 
 def test_aroute_refuses_the_same_before_any_tool_runs() -> None:
