@@ -96,14 +96,11 @@ class ToolLoopArea:
     ring still take their turn (with nothing queued they append nothing). Route the reply
     before queuing anything else, and the results follow the call directly.
 
-    Registering. A loop whose ``anchor`` is a registered
-    :class:`~hydrangea.areas.ConversationArea` runs in that CoopContext's flow, and only a
-    registered loop is ever rendered there: :meth:`route` (and :meth:`aroute`) of a reply that
-    calls tools on such a loop that no CoopContext has registered raises
-    :class:`~hydrangea.errors.ContextStateError` before any tool runs, saying to call
-    ``coop.register(loop)`` first (the results would otherwise never be sent). A loop without
-    an anchor, or with an anchor no CoopContext has registered, works standalone (its
-    :meth:`render` called directly).
+    Registering. When the ``anchor`` is a registered :class:`~hydrangea.areas.ConversationArea`
+    and the loop is not, :meth:`route` or :meth:`aroute` of a reply calling tools raises
+    :class:`~hydrangea.errors.ContextStateError` before any tool runs (the results would never
+    be sent): call ``coop.register(loop)`` first. Without an anchor, or with an unregistered
+    one, the loop works standalone (:meth:`render` called directly).
 
     Tools are :class:`~hydrangea.tools.FunctionTool` objects (``@tool`` over a typed function)
     or :class:`~hydrangea.areas.RecallTool` handlers, given as a sequence or by name, or
