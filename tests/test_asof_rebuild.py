@@ -5,6 +5,7 @@ builder, plan as a fresh builder does over the same items, summarizer and record
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
@@ -23,7 +24,10 @@ from hydrangea.asof import (
     Summarizer,
     Trust,
 )
+from hydrangea.asof.fence import MARK
+from hydrangea.asof.llm import LLMSummarizer
 from hydrangea.asof.summary import AsyncSummarizer
+from hydrangea.message import Message
 from tests.support.asof_oracle import AS_OF, approx_tokens, doc
 
 TASK = ContextItem.harness(ItemKind.TASK, "Answer from the filings.", item_id="task")
@@ -107,8 +111,26 @@ class BothWritten(Written, AsyncWritten):
     """Both methods, writing the same summary."""
 
 
+def fake_model(messages: Sequence[Message]) -> str:
+    """A deterministic stand-in chat model: one fact counting the fenced records."""
+    return json.dumps({"facts": [f"{messages[-1].text.count(MARK)} marks were read."],
+                       "decisions": [], "open_questions": []})
+
+
+async def async_fake_model(messages: Sequence[Message]) -> str:
+    await asyncio.sleep(0)
+    return fake_model(messages)
+
+
+def misbehaving_model(messages: Sequence[Message]) -> str:
+    """Valid JSON for a few records, a broken reply for more (so some calls fall back)."""
+    return fake_model(messages) if messages[-1].text.count(MARK) < 12 else '{"facts": "all"}'
+
+
 SUMMARIZERS: dict[str, Callable[[], Summarizer | AsyncSummarizer | None]] = {
     "default": lambda: None, "sync": Written, "async": AsyncWritten, "both": BothWritten,
+    "llm": lambda: LLMSummarizer(fake_model), "llm-async": lambda: LLMSummarizer(async_fake_model),
+    "llm-misbehaving": lambda: LLMSummarizer(misbehaving_model),
 }
 
 
