@@ -229,9 +229,12 @@ class ContextBuilder:
     def build(self) -> BuiltContext:
         """Messages within the budget, compacting with the (synchronous) summarizer."""
         summarizer = self._summarizer
-        if not isinstance(summarizer, Summarizer):
+        if not isinstance(summarizer, Summarizer) or inspect.iscoroutinefunction(
+            summarizer.summarize
+        ):
             raise SummarizerMismatchError(
-                f"{type(summarizer).__name__} has no summarize(); use abuild() instead"
+                f"{type(summarizer).__name__} has no synchronous summarize(); build with "
+                "`await builder.abuild()` instead"
             )
         assembly = self._assemble()
         try:
