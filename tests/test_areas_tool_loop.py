@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from typing import Any
 
@@ -13,8 +14,11 @@ from hydrangea.areas import (
     ToolError,
     ToolLoopArea,
 )
+from hydrangea.context import Context
 from hydrangea.context.area import AreaFlowState, AreaLifeState
-from hydrangea.errors import ContextStateError
+from hydrangea.coop import CoopContext
+from hydrangea.errors import ContextStateError, DuplicateAreaError
+from hydrangea.gateway import GatewayType
 from hydrangea.message import Message, Role, ToolCallPart, ToolResultPart
 from tests.areas_support import answer, call_tool, coop_with_system, life, texts
 
@@ -177,3 +181,104 @@ def test_with_an_anchor_the_loop_is_reclaimed_with_the_anchor() -> None:
     record = coop.last_collection
     assert record is not None and set(record.areas) == {scratch, tools}
     assert "scratch work follows" not in texts(context[:])
+
+
+# -- a forgotten coop.register(loop) (issue 25) ---------------------------------------------------
+
+
+def test_an_unregistered_loop_of_a_registered_anchor_refuses_calls_then_works_registered() -> None:
+    context, coop = coop_with_system()
+    conversation = ConversationArea()
+    coop.register(conversation)
+    ran: list[Mapping[str, Any]] = []
+
+    def counted(arguments: Mapping[str, Any]) -> str:
+        ran.append(arguments)
+        return lookup(arguments)
+
+    loop = ToolLoopArea({"lookup": counted}, anchor=conversation)  # coop.register(loop) forgotten
+    conversation.user("Check HW-1.")
+    coop.render()
+    reply = call_tool(context, "c1", "lookup", ticket="HW-1")
+    conversation.route(reply)
+    with pytest.raises(ContextStateError, match=r"coop\.register\(loop\)") as refused:
+        loop.route(reply)
+    assert "'lookup'" in str(refused.value)
+    # refused before anything ran or changed: the reply can be routed again once registered
+    assert ran == [] and loop.runs == () and loop.rounds == 0
+    assert flow(loop) is AreaFlowState.yielded and not loop.answered and not loop.registered
+    coop.register(loop)
+    assert loop.registered
+    loop.route(reply)
+    coop.render()
+    assert context[-1]["tool_call_id"] == "c1" and "crew arrived 01:45" in texts(context[-1])
+    assert len(ran) == 1
+
+
+def test_push_back_routed_to_the_unregistered_loop_is_refused_and_nothing_is_kept() -> None:
+    context = Context(GatewayType.anthropic)
+    coop = CoopContext(context)
+    conversation = ConversationArea()
+    coop.register(conversation)
+    conversation.user("Check HW-1.")
+    coop.render()
+    held = len(context)
+    loop = ToolLoopArea({"lookup": lookup}, anchor=conversation)
+    response = {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "t1", "name": "lookup", "input": {"ticket": "HW-1"}},
+    ]}
+    with pytest.raises(ContextStateError, match=r"coop\.register\(loop\)"):
+        context.push_back(response, route=loop)
+    assert len(context) == held and loop.runs == ()
+    coop.register(loop)
+    context.push_back(response, route=loop)
+    coop.render()
+    assert "crew arrived 01:45" in texts(context[-1])
+
+
+def test_aroute_refuses_the_same_before_any_tool_runs() -> None:
+    context, coop = coop_with_system()
+    conversation = ConversationArea()
+    coop.register(conversation)
+    ran: list[str] = []
+
+    async def slow(arguments: Mapping[str, Any]) -> str:
+        ran.append("slow")
+        return "done"
+
+    loop = ToolLoopArea({"slow": slow}, anchor=conversation)
+    reply = call_tool(context, "c1", "slow")
+    with pytest.raises(ContextStateError, match=r"coop\.register\(loop\)"):
+        asyncio.run(loop.aroute(reply))
+    assert ran == [] and loop.runs == ()
+
+
+def test_only_a_loop_in_a_registered_anchors_flow_is_refused() -> None:
+    # Standalone (no anchor, or an anchor no CoopContext registered): render() called directly.
+    unanchored = ToolLoopArea({"lookup": lookup})
+    anchor = ConversationArea()
+    anchored = ToolLoopArea({"lookup": lookup}, anchor=anchor)
+    for loop in (unanchored, anchored):
+        loop.route(Message(role=Role.assistant, content=(
+            ToolCallPart(id="a", name="lookup", arguments={"ticket": "HW-1"}),
+        )))
+        (message,) = loop.render()
+        assert [r.call_id for r in results(message)] == ["a"]
+    # Once the anchor is registered, a new call to the unregistered loop would be lost.
+    context, coop = coop_with_system()
+    coop.register(anchor)
+    with pytest.raises(ContextStateError, match=r"coop\.register\(loop\)"):
+        anchored.route(call_tool(context, "b", "lookup", ticket="HW-1"))
+    assert [r.call_id for r in anchored.runs] == ["a"] and anchored.render() == []
+    # An answer loses nothing (it is the conversation's): accepted, and the loop is finished.
+    anchored.route(answer(context, "Nothing more to look up."))
+    assert anchored.answered
+
+
+def test_a_loop_registered_with_one_coop_is_refused_by_another() -> None:
+    _, first = coop_with_system()
+    _, second = coop_with_system()
+    loop = ToolLoopArea({"lookup": lookup})
+    first.register(loop)
+    with pytest.raises(DuplicateAreaError, match="another CoopContext"):
+        second.register(loop)

@@ -279,6 +279,29 @@ def test_async_only_summarizer_needs_abuild() -> None:
     assert built.tokens <= 300
 
 
+class KeelgateStyle:
+    """keelgate's protocol: summarize is a coroutine function."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def summarize(self, items: Sequence[ContextItem]) -> StructuredSummary:
+        self.calls += 1
+        return StructuredSummary(facts=(f"{len(items)} filings",))
+
+
+def test_build_refuses_a_coroutine_summarize_up_front_and_names_abuild() -> None:
+    summarizer = KeelgateStyle()
+    b = builder(300, summarizer=summarizer)
+    for i in range(20):
+        b.add(doc(i, days=i + 1))
+    with pytest.raises(SummarizerMismatchError, match=r"await builder\.abuild\(\)"):
+        b.build()
+    assert summarizer.calls == 0 and b.records.ids() == []  # nothing called, nothing stored
+    built = asyncio.run(b.abuild())
+    assert summarizer.calls >= 1 and built.compactions and built.tokens <= 300
+
+
 def test_abuild_falls_back_to_summarize_and_matches_build() -> None:
     def fill() -> ContextBuilder:
         b = builder(300)

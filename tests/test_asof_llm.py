@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import logging
 import threading
@@ -202,6 +203,38 @@ def test_async_timeout_falls_back(caplog: pytest.LogCaptureFixture) -> None:
         time.sleep(0.01)
     assert cancelled == [True]
     assert len(_warned(caplog)) == 1
+
+
+def test_an_abandoned_async_call_leaves_no_unretrieved_exception(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """abuild() after a timeout: the abandoned call ends later (cancelled) while the caller's
+    loop still runs; its outcome is never used, and asyncio must not report it as an exception
+    never retrieved (build() reports nothing either)."""
+    caplog.set_level(logging.ERROR, logger="asyncio")
+    cancelled: list[bool] = []
+
+    async def model(messages: Sequence[Message]) -> str:
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            cancelled.append(True)
+            raise
+        return json.dumps(GOOD)
+
+    async def main() -> StructuredSummary:
+        summary = await LLMSummarizer(model, timeout=0.05).asummarize(ITEMS)
+        for _ in range(200):  # the caller's loop keeps running while the call ends
+            if cancelled:
+                break
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.05)
+        return summary
+
+    assert asyncio.run(main()) == _fallback_of(ITEMS)
+    assert cancelled == [True]
+    gc.collect()  # asyncio reports an unretrieved exception when its future is collected
+    assert [r.getMessage() for r in caplog.records if r.name == "asyncio"] == []
 
 
 def test_an_async_model_that_blocks_its_loop_still_times_out(

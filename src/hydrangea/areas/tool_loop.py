@@ -17,7 +17,12 @@ from hydrangea.asof.items import ContextItem, ItemKind
 from hydrangea.asof.records import RecordStore
 from hydrangea.context.area import AnyContextArea, AreaFlowState, AreaLifeState
 from hydrangea.context.native import NativeContent
-from hydrangea.errors import ContextStateError, DuplicateToolError, ToolDefinitionError
+from hydrangea.errors import (
+    ContextStateError,
+    DuplicateAreaError,
+    DuplicateToolError,
+    ToolDefinitionError,
+)
 from hydrangea.gateway import GatewayType
 from hydrangea.message import Message, Role, ToolCallPart, ToolResultPart
 from hydrangea.tools.definitions import tool_definitions, with_tools
@@ -91,6 +96,12 @@ class ToolLoopArea:
     ring still take their turn (with nothing queued they append nothing). Route the reply
     before queuing anything else, and the results follow the call directly.
 
+    Registering. When the ``anchor`` is a registered :class:`~hydrangea.areas.ConversationArea`
+    and the loop is not, :meth:`route` or :meth:`aroute` of a reply calling tools raises
+    :class:`~hydrangea.errors.ContextStateError` before any tool runs (the results would never
+    be sent): call ``coop.register(loop)`` first. Without an anchor, or with an unregistered
+    one, the loop works standalone (:meth:`render` called directly).
+
     Tools are :class:`~hydrangea.tools.FunctionTool` objects (``@tool`` over a typed function)
     or :class:`~hydrangea.areas.RecallTool` handlers, given as a sequence or by name, or
     hand-written callables (:data:`RawTool`) by name. A tool
@@ -109,6 +120,7 @@ class ToolLoopArea:
         "_max_rounds",
         "_pending",
         "_records",
+        "_registered_with",
         "_rounds",
         "_runs",
         "_tools",
@@ -140,6 +152,7 @@ class ToolLoopArea:
         self._rounds = 0
         self._calling = False
         self._answered = False
+        self._registered_with: object | None = None
 
     @property
     def life_state(self) -> AreaLifeState:
@@ -168,6 +181,22 @@ class ToolLoopArea:
     def answered(self) -> bool:
         """Whether the model has answered (replied without calling a tool)."""
         return self._answered
+
+    @property
+    def registered(self) -> bool:
+        """Whether a CoopContext has registered this loop."""
+        return self._registered_with is not None
+
+    def on_register(self, coop: object) -> None:
+        """Called by ``CoopContext.register``: remember ``coop``, and refuse a second, different
+        CoopContext (:class:`~hydrangea.errors.DuplicateAreaError`; the exchange lives in one
+        Context)."""
+        if self._registered_with is not None and self._registered_with is not coop:
+            raise DuplicateAreaError(
+                f"{self!r} is already registered with another CoopContext; create one loop "
+                "per CoopContext"
+            )
+        self._registered_with = coop
 
     # -- declaring the tools to the model -------------------------------------------------------
 
@@ -262,6 +291,16 @@ class ToolLoopArea:
             self._calling = False
             self._answered = True
             return None
+        anchor = self._anchor
+        if self._registered_with is None and isinstance(anchor, ConversationArea) and (
+            anchor.registered
+        ):
+            raise ContextStateError(
+                f"route() of a reply calling {', '.join(repr(c.name) for c in calls)} on "
+                f"{self!r}, which no CoopContext has registered while its anchor is: the tool "
+                "results would never be sent; call coop.register(loop) before routing its "
+                "replies"
+            )
         return calls
 
     def _start(self, call: ToolCallPart, round_: int) -> object:

@@ -19,8 +19,14 @@ never exceeds the budget.
 A summary item given to a build (one an earlier build made, or one the caller wrote) may be
 compacted again; the new summary then carries only those of its pointers that lead to a record
 in the record store published no later than ``as_of``
-(:func:`~hydrangea.asof.compaction.valid_pointers`). The others are left out with a warning on
-this module's logger; the summary item itself is stored and pointed to by its own id.
+(:func:`~hydrangea.asof.compaction.valid_pointers`) and name no admitted item (an admitted item
+stands for itself). The others are left out with a warning on this module's logger; the summary
+item itself is stored and pointed to by its own id.
+
+A build reads the record store only for what the builder did not write: its refusals, the
+pointers it carries and the plan depend on the items, the budget, the counter, the summarizer's
+answers and the records stored before the first build, so building again (``build()`` or
+``abuild()``, in any order) plans the same as a fresh builder over the same store.
 """
 
 from __future__ import annotations
@@ -223,9 +229,12 @@ class ContextBuilder:
     def build(self) -> BuiltContext:
         """Messages within the budget, compacting with the (synchronous) summarizer."""
         summarizer = self._summarizer
-        if not isinstance(summarizer, Summarizer):
+        if not isinstance(summarizer, Summarizer) or inspect.iscoroutinefunction(
+            summarizer.summarize
+        ):
             raise SummarizerMismatchError(
-                f"{type(summarizer).__name__} has no summarize(); use abuild() instead"
+                f"{type(summarizer).__name__} has no synchronous summarize(); build with "
+                "`await builder.abuild()` instead"
             )
         assembly = self._assemble()
         try:
@@ -258,7 +267,7 @@ class ContextBuilder:
         budget = self._budget
         trusted = [i for i in self._items if i.trust is Trust.TRUSTED]
         untrusted = in_block_order([i for i in self._items if i.trust is Trust.UNTRUSTED])
-        check_summary_pointers(untrusted, self._records, self._as_of)
+        check_summary_pointers(untrusted, self._records, self._as_of, self._ids)
         head, tail = split_trusted(trusted)
         fixed = sum(count(m.text) for m in assemble(head, None, tail))
         if fixed > budget:
@@ -293,14 +302,14 @@ class ContextBuilder:
                 f"the trusted content and the line saying that {len(untrusted)} records exist "
                 f"take {least_tokens} tokens together; the budget is {budget}"
             )
-        valid = valid_pointers(untrusted, self._records, self._as_of)
+        valid = valid_pointers(untrusted, self._records, self._as_of, self._ids)
         planner = Planner(
             counter=self._counter, summarizer=self._summarizer, blocks=untrusted,
             bodies=bodies, block_costs=block_costs, fixed=fixed, budget=budget,
             taken=set(self._ids), records=self._records, valid=valid,
         )
         best = yield from planner.run(room)
-        _warn_invalid(untrusted, valid)
+        _warn_invalid(untrusted, valid, self._ids)
         summary = best.summary
         replaced = set(best.source_ids)
         kept = [i for i in planner.order if i.item_id in replaced]
@@ -347,10 +356,11 @@ def _build_attributes(result: BuiltContext) -> dict[str, AttributeValue | None]:
     }
 
 
-def _warn_invalid(items: Sequence[ContextItem], valid: frozenset[str]) -> None:
-    """Log the carried pointers a new summary left out (see the module documentation)."""
+def _warn_invalid(items: Sequence[ContextItem], valid: frozenset[str], admitted: set[str]) -> None:
+    """Log the carried pointers a new summary left out (see the module documentation); a
+    pointer to an admitted item is not one (the item stands for itself)."""
     holders = [i.item_id for i in items if i.summary is not None
-               and not all(p in valid for p in i.summary.pointers)]
+               and not all(p in valid or p in admitted for p in i.summary.pointers)]
     if holders:
         logger.warning(
             "summary item(s) %s carry pointers to no stored record, or to records published "

@@ -47,19 +47,24 @@ def importance_key(item: ContextItem) -> tuple[int, datetime, str]:
 
 
 def valid_pointers(
-    items: Iterable[ContextItem], records: RecordStore, as_of: datetime
+    items: Iterable[ContextItem], records: RecordStore, as_of: datetime,
+    admitted: Set[str] = frozenset(),
 ) -> frozenset[str]:
     """The pointers of the summary items among ``items`` that a new summary may carry: a
-    record is stored under each, and it was not published after ``as_of`` (compared in UTC).
+    record is stored under each, it was not published after ``as_of`` (compared in UTC), and
+    it names no item of ``admitted`` (the ids admitted to the build).
 
     A summary item's ``pointers`` are whatever its maker wrote (a caller may hand in forged
     ones, or one made for a later ``as_of``); carrying such a pointer would lead the model to a
-    record that is not there, or to one it may not see yet. One store look-up per distinct
-    pointer.
+    record that is not there, or to one it may not see yet. An admitted item stands for itself
+    (shown, summarized under its own id, or counted by the index line), so a pointer to it is
+    never carried: whether the record store holds it (a build of the same items stores the
+    ones it compacts) does not change what a later build carries. One store look-up per
+    distinct pointer.
     """
     limit = utc(as_of)
     valid: set[str] = set()
-    seen: set[str] = set()
+    seen: set[str] = set(admitted)
     for item in items:
         if item.summary is None:
             continue
@@ -77,7 +82,8 @@ def valid_pointers(
 
 
 def check_summary_pointers(
-    items: Iterable[ContextItem], records: RecordStore, as_of: datetime
+    items: Iterable[ContextItem], records: RecordStore, as_of: datetime,
+    admitted: Set[str] = frozenset(),
 ) -> None:
     """Refuse a summary item among ``items`` that points at a stored record it did not replace.
 
@@ -86,8 +92,10 @@ def check_summary_pointers(
     and at the records those summaries point at: what the summaries it merged replaced. A
     pointer to no record, or to one published after ``as_of``, leads nowhere the model may
     read; such pointers are left out of a new summary (see :func:`valid_pointers`), not
-    refused. Raises :class:`~hydrangea.errors.SummaryPointerError` naming the summary and the
-    pointer; one store look-up per pointer, and per pointer of a merged summary.
+    refused; nor is a pointer to an item of ``admitted`` (the ids admitted to the build), which
+    stands for itself, whether or not an earlier build of the same items stored it. Raises
+    :class:`~hydrangea.errors.SummaryPointerError` naming the summary and the pointer; one store
+    look-up per pointer, and per pointer of a merged summary.
     """
     limit = utc(as_of)
     for item in items:
@@ -102,6 +110,8 @@ def check_summary_pointers(
                 merged.update(record.summary.pointers)
         for pointer, record in held.items():
             if record is None or record.item_id != pointer or pointer in merged:
+                continue
+            if pointer in admitted:
                 continue
             if record.published_at is not None and utc(record.published_at) > limit:
                 continue

@@ -149,6 +149,12 @@ class _ModelCall:
                 self._loop.call_soon_threadsafe(self._task.cancel)
 
 
+def _discard_outcome(future: asyncio.Future[object]) -> None:
+    """Mark an abandoned call's outcome as read (it is never used)."""
+    if not future.cancelled():
+        future.exception()
+
+
 async def _await(value: object) -> object:
     return await value if inspect.isawaitable(value) else value
 
@@ -228,11 +234,11 @@ class LLMSummarizer:
             # In a worker thread even when the model is async: a coroutine that blocks its loop
             # would otherwise stop wait_for from ever firing.
             call = _ModelCall(lambda: model(messages))
-            reply = parse_reply(await asyncio.wait_for(
-                asyncio.shield(asyncio.wrap_future(call.future)), self._timeout
-            ))
+            waiting = asyncio.wrap_future(call.future)
+            reply = parse_reply(await asyncio.wait_for(asyncio.shield(waiting), self._timeout))
         except TimeoutError:
             call.abandon()
+            waiting.add_done_callback(_discard_outcome)  # no "exception never retrieved" later
             return self._fall_back(items, f"no reply within {self._timeout}s")
         except Exception as exc:  # noqa: BLE001 - any model failure means: use the fallback
             return self._fall_back(items, f"{type(exc).__name__}: {exc}")
