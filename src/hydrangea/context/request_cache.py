@@ -485,7 +485,8 @@ class RequestCache:
         if attempt == self._stuck:
             return
         self._stuck = attempt  # until a boundary is taken below
-        if stable >= len(source) and self._adapter.gateway is not GatewayType.anthropic:
+        whole = stable >= len(source)
+        if whole and self._adapter.gateway is not GatewayType.anthropic:
             # the boundary needs the item after it (Gemini merging) known; Anthropic's builder
             # merges no turns, so the items' own request is a prefix of every longer one's
             stable = len(source) - 1
@@ -494,7 +495,18 @@ class RequestCache:
         segment = list(source[p:stable])
         before = self._checkpoints[-1]
         pairing = self._pairing(segment, before.counted)
-        for end in self._closed_ends(segment, pairing):
+        ends = self._closed_ends(segment, pairing)
+        if whole and len(ends) > 1 and ends[0] == len(segment):
+            # Anthropic: the request's last item is often detached before the next one (a
+            # reminder sent once): a checkpoint before it keeps the rest of the prefix cached
+            head = segment[: ends[1]]
+            if self._take(source, p, head, self._pairing(head, before.counted)):
+                self._stuck = None
+                rest = segment[ends[1] :]
+                counted = self._checkpoints[-1].counted
+                self._take(source, p + len(head), rest, self._pairing(rest, counted))
+                return
+        for end in ends:
             if end < len(segment):
                 pairing = self._pairing(segment[:end], before.counted)
             if self._take(source, p, segment[:end], pairing):
