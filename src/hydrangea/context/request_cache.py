@@ -48,7 +48,7 @@ from hydrangea.context._gemini_request import build_gemini_request
 from hydrangea.context._lent import Lender, reset, seal
 from hydrangea.context.adapter import Adapter
 from hydrangea.context.caching import BlockView, head_blocks, message_blocks
-from hydrangea.context.native import NativeContent
+from hydrangea.context.native import NativeContent, share_items
 from hydrangea.context.pairing import Pairing, pair_items
 from hydrangea.gateway import GatewayType
 
@@ -575,6 +575,7 @@ class RequestCache:
             last = new[-1] if new else self._messages[-1] if self._messages else None
         if stable < len(source) and not self._closes(last, source[stable]):
             return False
+        share_items(new, segment)  # kept as long as the items: not a second copy of them
         if p == 0:
             self._head = {k: v for k, v in built.items() if k != self._key}
             self._messages = new
