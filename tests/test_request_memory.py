@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from hydrangea.context import Context
 from hydrangea.context.native import share_items
+from hydrangea.gateway import GatewayType
 from hydrangea.message import Message, Role, ToolResultPart
 from tests.test_request_cache import ALL, dumped, oracle
 from tests.test_request_tool_loops import model_step
@@ -103,3 +104,23 @@ def test_the_cached_messages_hold_the_items_blocks_not_copies() -> None:
         shared = sum(id(m) in held for m in cached) + sum(id(b) in held for b in blocks)
         # every turn's question and call (at least) is the stored object, not a copy
         assert shared >= 2 * 11, (gateway, shared, len(cached), len(blocks))
+
+
+def test_gemini_responses_named_after_their_call_keep_the_stored_response() -> None:
+    """A Gemini function response the builder rewrites (its call's name and id put first) is a
+    new part, but the ``response`` object inside it is the stored item's own."""
+    context = Context(GatewayType.gemini)
+    for t in range(6):
+        context.emplace_message(Message(role=Role.user, content=f"task {t}"))
+        body, refs = model_step(GatewayType.gemini, [f"c{t}"], server=False, idless=False)
+        context.push_back(body)
+        context.emplace_message(Message(role=Role.user, content=(
+            ToolResultPart(call_id=refs[0], content="r" * 300),)))
+        assert dumped(context.request()) == dumped(oracle(context, len(context), []))
+    stored = {id(p["function_response"]["response"]) for item in context
+              for p in item.get("parts", []) if "function_response" in p}
+    cache = context._requests
+    sent = [p["function_response"] for m in cache._messages for p in m["parts"]
+            if "function_response" in p]
+    assert len(sent) >= 5
+    assert all(id(r["response"]) in stored for r in sent), sent

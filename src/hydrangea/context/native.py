@@ -388,9 +388,27 @@ def share_items(messages: list[Any], items: Sequence[NativeContent]) -> None:
                 found = _find(pool, at, block)
                 if found is not None:
                     blocks[b], at = pool[found], found + 1
+                elif type(block) is dict:  # (a Gemini response given its call's name)
+                    _share_members(block, pool[at : at + _AHEAD])
 
 
 _AHEAD = 8
+
+
+def _share_members(value: dict[str, Any], near: list[object], depth: int = 2) -> None:
+    """Replace the object members of the built ``value`` (not an item's) by identical ones of
+    the same key in ``near`` (items' blocks), ``depth`` levels down."""
+    for key, inner in value.items():
+        if type(inner) is not dict and type(inner) is not list:
+            continue
+        others = [o for c in near if type(c) is dict and (o := c.get(key)) is not None]
+        for other in others:
+            if _identical(other, inner):
+                value[key] = other
+                break
+        else:
+            if depth > 1 and type(inner) is dict:
+                _share_members(inner, others, depth - 1)
 
 
 def _find(pool: list[object], at: int, value: object) -> int | None:
