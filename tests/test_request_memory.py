@@ -17,6 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hydrangea.context import Context
+from hydrangea.context.caching import CachedBlocks, message_blocks
 from hydrangea.context.native import share_items
 from hydrangea.gateway import GatewayType
 from hydrangea.message import Message, Role, ToolResultPart
@@ -124,3 +125,29 @@ def test_gemini_responses_named_after_their_call_keep_the_stored_response() -> N
             if "function_response" in p]
     assert len(sent) >= 5
     assert all(id(r["response"]) in stored for r in sent), sent
+
+
+message = st.fixed_dictionaries(
+    {"role": st.just("user"),
+     "content": st.one_of(st.text("ab", max_size=2), st.lists(block, max_size=3))}
+)
+
+
+@given(messages=st.lists(message, max_size=8), cut=st.integers(0, 9), more=st.integers(0, 3))
+def test_cached_blocks_read_as_the_blocks_of_each_message(
+    messages: list[dict[str, Any]], cut: int, more: int
+) -> None:
+    """One offset per message reads as :func:`message_blocks` of each, after a cut too."""
+    blocks = CachedBlocks(messages)
+    for m in messages:
+        blocks.add(m)
+    listed = [b for n, m in enumerate(messages) for b in message_blocks(n, m)]
+    assert list(blocks) == listed and len(blocks) == len(listed)
+    assert [blocks[-n] for n in range(1, len(listed) + 1)] == listed[::-1]
+    keep = min(cut, len(messages))
+    blocks.cut(keep)
+    del messages[keep:]
+    messages.extend([{"role": "user", "content": "x"}] * more)
+    for m in messages[keep:]:
+        blocks.add(m)
+    assert list(blocks) == [b for n, m in enumerate(messages) for b in message_blocks(n, m)]

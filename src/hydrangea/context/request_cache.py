@@ -47,7 +47,7 @@ from typing import Any, assert_never
 from hydrangea.context._gemini_request import build_gemini_request
 from hydrangea.context._lent import Lender, reset, seal
 from hydrangea.context.adapter import Adapter
-from hydrangea.context.caching import BlockView, head_blocks, message_blocks
+from hydrangea.context.caching import BlockView, CachedBlocks, head_blocks, message_blocks
 from hydrangea.context.native import NativeContent, share_items
 from hydrangea.context.pairing import Pairing, pair_items
 from hydrangea.gateway import GatewayType
@@ -113,7 +113,7 @@ class RequestCache:
         self._checkpoints: list[_Checkpoint] = [_Checkpoint(0, 0)]
         self._non_system = False
         self._seen = 0
-        self._blocks: list[Any] = []  # Anthropic: the cached messages' blocks
+        self._blocks = CachedBlocks(self._messages)  # Anthropic: the cached messages' blocks
         self._kept: list[int] = []  # Anthropic: which of them carry a caller's cache_control
         self._alone: dict[str, int] = {}  # messages of each anchor built alone (not Gemini)
         self._chunks: dict[tuple[object, ...], _Run] = {}  # overlay runs: role before, item ids
@@ -150,7 +150,7 @@ class RequestCache:
         kept = self._checkpoints[-1]
         del self._messages[kept.messages :]
         self._lender.cut(kept.messages)
-        del self._blocks[kept.blocks :]
+        self._blocks.cut(kept.messages)
         self._kept = [n for n in self._kept if n < kept.blocks]
         if kept.items == 0:
             self._head = {}
@@ -579,16 +579,18 @@ class RequestCache:
         if p == 0:
             self._head = {k: v for k, v in built.items() if k != self._key}
             self._messages = new
+            self._blocks.reset(new)
             self._lender.cut(0)
         else:
             self._messages.extend(new)
         self._non_system = True
         if self._adapter.gateway is GatewayType.anthropic:
             for m in range(self._checkpoints[-1].messages, len(self._messages)):
-                for block in message_blocks(m, self._messages[m]):
+                message = self._messages[m]
+                for block in message_blocks(m, message):
                     if _marked(block.value):
-                        self._kept.append(len(self._blocks))
-                    self._blocks.append(block)
+                        self._kept.append(len(self._blocks) + max(block.inner, 0))
+                self._blocks.add(message)
         self._checkpoints.append(
             _Checkpoint(stable, len(self._messages), len(self._blocks), counted)
         )
