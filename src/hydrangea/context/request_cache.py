@@ -564,6 +564,8 @@ class RequestCache:
         before = self._checkpoints[-1]
         gemini = self._adapter.gateway is GatewayType.gemini
         counted = pairing.counted if gemini else None  # Gemini counts id-less calls on
+        if counted is not None and counted == before.counted:
+            counted = before.counted  # (one map for the checkpoints it did not change)
         if p == 0:
             built = self._build(segment, None)
             new = list(built.get(self._key) or [])
