@@ -257,8 +257,11 @@ class BlockView(Sequence[_Block]):
     def section_end(self, messages: int) -> int:
         """The number of blocks before message ``messages`` (see :func:`request_blocks`)."""
         count = self._count
-        if count and messages <= self._cached[count - 1].outer:
-            return len(self._head) + bisect_left(self._cached, messages, 0, count, key=_OUTER)
+        cached = self._cached
+        if count and messages <= cached[count - 1].outer:
+            if isinstance(cached, CachedBlocks):
+                return len(self._head) + cached.before(messages)
+            return len(self._head) + bisect_left(cached, messages, 0, count, key=_OUTER)
         if messages <= self._first:
             return self._start
         return self._start + bisect_left(self.rest, messages, key=_OUTER)
@@ -312,6 +315,10 @@ class CachedBlocks(Sequence[_Block]):
         if messages < len(self._starts):
             self._total = self._starts[messages]
             del self._starts[messages:]
+
+    def before(self, messages: int) -> int:
+        """How many blocks the first ``messages`` messages hold."""
+        return self._starts[messages] if messages < len(self._starts) else self._total
 
     def __len__(self) -> int:
         return self._total
