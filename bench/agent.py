@@ -339,7 +339,9 @@ def run(turns: int) -> dict[str, Any]:
 
 
 def memory(turns: int, gateway: str) -> dict[str, Any]:
-    """tracemalloc's retained bytes of a full-stack session of ``turns`` vs its items' JSON."""
+    """tracemalloc's retained bytes of a full-stack session of ``turns`` vs its items' JSON
+    (after one turn of another session, so the modules' import is not counted)."""
+    Hydrangea(gateway).turn(1)
     gc.collect()
     tracemalloc.start()
     before = tracemalloc.get_traced_memory()[0]

@@ -137,7 +137,10 @@ def test_mutating_a_returned_request_corrupts_neither_the_context_nor_the_next(
     assert dumped(context.request()) == expected
 
 
-def test_cached_messages_are_not_the_stored_items() -> None:
+def test_a_requests_own_lists_are_not_the_contexts() -> None:
+    """The top-level lists of a request are the caller's: changing them changes nothing the
+    Context holds or saves (the message dicts inside are shared read-only, the stored items'
+    own where identical: see "What you may mutate")."""
     for gateway in ALL:
         context = Context(gateway)
         context.emplace_message(Message(role=Role.user, content="hi"))
@@ -145,9 +148,13 @@ def test_cached_messages_are_not_the_stored_items() -> None:
         context.emplace_message(Message(role=Role.user, content="again"))
         context.emplace_message(Message(role=Role.assistant, content="ok"))
         key = {"openai_responses": "input", "gemini": "contents"}.get(gateway.value, "messages")
+        saved = context.to_json()
+        expected = dumped(context.request())
         sent = context.request()[key]
-        stored = {id(item) for item in context}
-        assert not any(id(message) in stored for message in sent), gateway
+        sent.reverse()
+        sent.append({"role": "user", "content": "extra"})
+        assert context.to_json() == saved, gateway
+        assert dumped(context.request()) == expected, gateway
 
 
 SCENARIOS: list[list[tuple[str, Any]]] = [

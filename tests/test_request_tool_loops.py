@@ -21,10 +21,12 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any, assert_never
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from hydrangea.context import Context
+from hydrangea.context.anthropic_messages import AnthropicAdapter
 from hydrangea.context.native import NativeContent
 from hydrangea.gateway import GatewayType
 from hydrangea.message import Message, Role, ToolResultPart
@@ -227,3 +229,36 @@ def test_in_a_tool_loop_the_cached_prefix_stops_right_before_the_open_call() -> 
                 ToolResultPart(call_id=refs[0], content="r"),)))
             assert dumped(context.request()) == dumped(oracle(context, len(context), []))
             assert cache.built_items <= len(context) - call_at, (gateway, t)
+
+
+def test_anthropic_a_detached_last_item_keeps_the_rest_of_the_prefix_cached(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A reminder sent once at a request's end and detached before the next (a ttl=1 lifecycle
+    component the model did not bind) cuts the cache back only past itself: each turn's builder
+    calls take a bounded number of items however long the history (before, the cut reached the
+    start and every turn rebuilt the whole history)."""
+    given_items: list[int] = []
+    build = AnthropicAdapter.build_request
+
+    def counting(self: AnthropicAdapter, items: Any) -> dict[str, Any]:
+        given_items.append(len(items))
+        return build(self, items)
+
+    monkeypatch.setattr(AnthropicAdapter, "build_request", counting)
+    context = Context(GatewayType.anthropic)
+    for t in range(30):
+        given_items.clear()
+        context.emplace_message(Message(role=Role.user, content=f"task {t}"))
+        body, refs = model_step(GatewayType.anthropic, [f"c{t}"], server=False, idless=False)
+        context.push_back(body)
+        context.emplace_message(Message(role=Role.user, content=(
+            ToolResultPart(call_id=refs[0], content="r"),)))
+        context.emplace_message(Message(role=Role.user, content=f"reminder {t}"))
+        sent = context.request()
+        cost = sum(given_items)  # (before the oracle's own build)
+        assert dumped(sent) == dumped(oracle(context, len(context), []))
+        context.detach_tail(len(context) - 1)
+        if t > 1:
+            assert cost <= 12, (t, given_items)
+    assert dumped(context.request()) == dumped(oracle(context, len(context), []))

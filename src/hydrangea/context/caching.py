@@ -32,7 +32,8 @@ never changed: marked blocks (and the lists and messages holding them) are shall
 from __future__ import annotations
 
 import json
-from bisect import bisect_left
+from array import array
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
@@ -215,7 +216,7 @@ class BlockView(Sequence[_Block]):
     def __init__(
         self,
         head: list[_Block],
-        cached: list[_Block],
+        cached: Sequence[_Block],
         count: int,
         messages: Sequence[object] = (),
         first: int = 0,
@@ -256,8 +257,11 @@ class BlockView(Sequence[_Block]):
     def section_end(self, messages: int) -> int:
         """The number of blocks before message ``messages`` (see :func:`request_blocks`)."""
         count = self._count
-        if count and messages <= self._cached[count - 1].outer:
-            return len(self._head) + bisect_left(self._cached, messages, 0, count, key=_OUTER)
+        cached = self._cached
+        if count and messages <= cached[count - 1].outer:
+            if isinstance(cached, CachedBlocks):
+                return len(self._head) + cached.before(messages)
+            return len(self._head) + bisect_left(cached, messages, 0, count, key=_OUTER)
         if messages <= self._first:
             return self._start
         return self._start + bisect_left(self.rest, messages, key=_OUTER)
@@ -281,6 +285,62 @@ class BlockView(Sequence[_Block]):
 
 
 _OUTER = attrgetter("outer")
+
+
+class CachedBlocks(Sequence[_Block]):
+    """The blocks of a list of messages (what :func:`message_blocks` lists for each), made
+    when read: the list is kept as one offset per message, not one tuple per block."""
+
+    __slots__ = ("_messages", "_starts", "_total")
+
+    def __init__(self, messages: Sequence[object]) -> None:
+        self._messages = messages
+        self._starts = array("q")
+        self._total = 0
+
+    def reset(self, messages: Sequence[object]) -> None:
+        """Empty, reading ``messages`` from now on."""
+        self._messages = messages
+        del self._starts[:]
+        self._total = 0
+
+    def add(self, message: object) -> None:
+        """Take in the blocks of the next message (``messages[len(self.starts)]``)."""
+        self._starts.append(self._total)
+        content = message.get("content") if isinstance(message, dict) else None
+        self._total += len(content) if isinstance(content, list) else 1
+
+    def cut(self, messages: int) -> None:
+        """Keep the blocks of the first ``messages`` messages only."""
+        if messages < len(self._starts):
+            self._total = self._starts[messages]
+            del self._starts[messages:]
+
+    def before(self, messages: int) -> int:
+        """How many blocks the first ``messages`` messages hold."""
+        return self._starts[messages] if messages < len(self._starts) else self._total
+
+    def __len__(self) -> int:
+        return self._total
+
+    @overload
+    def __getitem__(self, index: int) -> _Block: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[_Block]: ...
+    def __getitem__(self, index: int | slice) -> _Block | list[_Block]:
+        if isinstance(index, slice):
+            return [self[n] for n in range(*index.indices(self._total))]
+        if index < 0:
+            index += self._total
+        if not 0 <= index < self._total:
+            raise IndexError(index)
+        m = bisect_right(self._starts, index) - 1
+        message = self._messages[m]
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, list):
+            b = index - self._starts[m]
+            return _Block("messages", m, b, content[b])
+        return _Block("messages", m, -1, content)
 
 
 def request_blocks(kwargs: Mapping[str, Any]) -> list[object]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Sequence
 from operator import itemgetter
 from typing import Any, NoReturn, TypeAlias, TypeVar, cast
 
@@ -19,6 +20,7 @@ __all__ = [
     "clone_sorted",
     "copy_json",
     "copy_json_value",
+    "share_items",
     "without_key",
 ]
 
@@ -326,3 +328,91 @@ def without_key(value: object, key: str) -> object:
     if isinstance(value, list):
         return [without_key(v, key) for v in value]
     return value
+
+
+def _identical(a: object, b: object) -> bool:
+    """Whether ``a`` and ``b`` are the same JSON value written the same way: equal, of the same
+    types, with object keys in the same order at every depth (``json.dumps`` alike)."""
+    if a is b:
+        return True
+    kind = type(a)
+    if kind is not type(b):
+        return False
+    if kind is dict:
+        if len(a) != len(b):  # type: ignore[arg-type]
+            return False
+        for (key, inner), (other_key, other) in zip(
+            a.items(), b.items(), strict=True  # type: ignore[attr-defined]
+        ):
+            if key != other_key or not _identical(inner, other):
+                return False
+        return True
+    if kind is list:
+        if len(a) != len(b):  # type: ignore[arg-type]
+            return False
+        return all(map(_identical, a, b))  # type: ignore[call-overload]
+    return a == b
+
+
+_PARTS = ("content", "parts")
+
+
+def share_items(messages: list[Any], items: Sequence[NativeContent]) -> None:
+    """Replace, in place, each of ``messages`` (or each block of its ``content`` / ``parts``
+    list) that is :func:`_identical` to one of ``items`` (or to one of their blocks) by that
+    item's own object, so a cache that keeps the messages holds no second copy of them.
+
+    Only for messages kept read-only, like the items themselves (a request cache's): the
+    shared objects are the Context's. Matching walks both in order, a few places ahead.
+    """
+    pool: list[object] = []
+    for item in items:
+        pool.append(item)
+        for key in _PARTS:
+            blocks = item.get(key)
+            if type(blocks) is list:
+                pool.extend(blocks)
+    at = 0
+    for n, message in enumerate(messages):
+        found = _find(pool, at, message)
+        if found is not None:
+            messages[n], at = pool[found], found + 1
+            continue
+        if type(message) is not dict:
+            continue
+        for key in _PARTS:
+            blocks = message.get(key)
+            if type(blocks) is not list:
+                continue
+            for b, block in enumerate(blocks):
+                found = _find(pool, at, block)
+                if found is not None:
+                    blocks[b], at = pool[found], found + 1
+                elif type(block) is dict:  # (a Gemini response given its call's name)
+                    _share_members(block, pool[at : at + _AHEAD])
+
+
+_AHEAD = 8
+
+
+def _share_members(value: dict[str, Any], near: list[object], depth: int = 2) -> None:
+    """Replace the object members of the built ``value`` (not an item's) by identical ones of
+    the same key in ``near`` (items' blocks), ``depth`` levels down."""
+    for key, inner in value.items():
+        if type(inner) is not dict and type(inner) is not list:
+            continue
+        others = [o for c in near if type(c) is dict and (o := c.get(key)) is not None]
+        for other in others:
+            if _identical(other, inner):
+                value[key] = other
+                break
+        else:
+            if depth > 1 and type(inner) is dict:
+                _share_members(inner, others, depth - 1)
+
+
+def _find(pool: list[object], at: int, value: object) -> int | None:
+    for k in range(at, min(at + _AHEAD, len(pool))):
+        if _identical(pool[k], value):
+            return k
+    return None

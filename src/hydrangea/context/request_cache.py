@@ -47,8 +47,8 @@ from typing import Any, assert_never
 from hydrangea.context._gemini_request import build_gemini_request
 from hydrangea.context._lent import Lender, reset, seal
 from hydrangea.context.adapter import Adapter
-from hydrangea.context.caching import BlockView, head_blocks, message_blocks
-from hydrangea.context.native import NativeContent
+from hydrangea.context.caching import BlockView, CachedBlocks, head_blocks, message_blocks
+from hydrangea.context.native import NativeContent, share_items
 from hydrangea.context.pairing import Pairing, pair_items
 from hydrangea.gateway import GatewayType
 
@@ -113,7 +113,7 @@ class RequestCache:
         self._checkpoints: list[_Checkpoint] = [_Checkpoint(0, 0)]
         self._non_system = False
         self._seen = 0
-        self._blocks: list[Any] = []  # Anthropic: the cached messages' blocks
+        self._blocks = CachedBlocks(self._messages)  # Anthropic: the cached messages' blocks
         self._kept: list[int] = []  # Anthropic: which of them carry a caller's cache_control
         self._alone: dict[str, int] = {}  # messages of each anchor built alone (not Gemini)
         self._chunks: dict[tuple[object, ...], _Run] = {}  # overlay runs: role before, item ids
@@ -150,7 +150,7 @@ class RequestCache:
         kept = self._checkpoints[-1]
         del self._messages[kept.messages :]
         self._lender.cut(kept.messages)
-        del self._blocks[kept.blocks :]
+        self._blocks.cut(kept.messages)
         self._kept = [n for n in self._kept if n < kept.blocks]
         if kept.items == 0:
             self._head = {}
@@ -485,7 +485,8 @@ class RequestCache:
         if attempt == self._stuck:
             return
         self._stuck = attempt  # until a boundary is taken below
-        if stable >= len(source) and self._adapter.gateway is not GatewayType.anthropic:
+        whole = stable >= len(source)
+        if whole and self._adapter.gateway is not GatewayType.anthropic:
             # the boundary needs the item after it (Gemini merging) known; Anthropic's builder
             # merges no turns, so the items' own request is a prefix of every longer one's
             stable = len(source) - 1
@@ -494,7 +495,18 @@ class RequestCache:
         segment = list(source[p:stable])
         before = self._checkpoints[-1]
         pairing = self._pairing(segment, before.counted)
-        for end in self._closed_ends(segment, pairing):
+        ends = self._closed_ends(segment, pairing)
+        if whole and len(ends) > 1 and ends[0] == len(segment):
+            # Anthropic: the request's last item is often detached before the next one (a
+            # reminder sent once): a checkpoint before it keeps the rest of the prefix cached
+            head = segment[: ends[1]]
+            if self._take(source, p, head, self._pairing(head, before.counted)):
+                self._stuck = None
+                rest = segment[ends[1] :]
+                counted = self._checkpoints[-1].counted
+                self._take(source, p + len(head), rest, self._pairing(rest, counted))
+                return
+        for end in ends:
             if end < len(segment):
                 pairing = self._pairing(segment[:end], before.counted)
             if self._take(source, p, segment[:end], pairing):
@@ -552,6 +564,8 @@ class RequestCache:
         before = self._checkpoints[-1]
         gemini = self._adapter.gateway is GatewayType.gemini
         counted = pairing.counted if gemini else None  # Gemini counts id-less calls on
+        if counted is not None and counted == before.counted:
+            counted = before.counted  # (one map for the checkpoints it did not change)
         if p == 0:
             built = self._build(segment, None)
             new = list(built.get(self._key) or [])
@@ -563,19 +577,22 @@ class RequestCache:
             last = new[-1] if new else self._messages[-1] if self._messages else None
         if stable < len(source) and not self._closes(last, source[stable]):
             return False
+        share_items(new, segment)  # kept as long as the items: not a second copy of them
         if p == 0:
             self._head = {k: v for k, v in built.items() if k != self._key}
             self._messages = new
+            self._blocks.reset(new)
             self._lender.cut(0)
         else:
             self._messages.extend(new)
         self._non_system = True
         if self._adapter.gateway is GatewayType.anthropic:
             for m in range(self._checkpoints[-1].messages, len(self._messages)):
-                for block in message_blocks(m, self._messages[m]):
+                message = self._messages[m]
+                for block in message_blocks(m, message):
                     if _marked(block.value):
-                        self._kept.append(len(self._blocks))
-                    self._blocks.append(block)
+                        self._kept.append(len(self._blocks) + max(block.inner, 0))
+                self._blocks.add(message)
         self._checkpoints.append(
             _Checkpoint(stable, len(self._messages), len(self._blocks), counted)
         )
