@@ -14,9 +14,10 @@ import json
 from hydrangea.asof.counting import TokenCounter
 from hydrangea.context.area import AnyContextArea, AreaLifeState
 from hydrangea.context.native import NativeContent
+from hydrangea.errors import DuplicateAreaError
 from hydrangea.message import Message
 
-__all__ = ["anchored_life", "message_tokens", "native_tokens"]
+__all__ = ["anchored_life", "message_tokens", "native_tokens", "registered_with"]
 
 
 def anchored_life(finished: bool, anchor: AnyContextArea | None) -> AreaLifeState:
@@ -44,3 +45,15 @@ def native_tokens(item: NativeContent, counter: TokenCounter) -> int:
 def message_tokens(message: Message, counter: TokenCounter) -> int:
     """Tokens of ``message``'s JSON text (``model_dump_json()``)."""
     return counter.count(message.model_dump_json())
+
+
+def registered_with(area: object, current: object | None, coop: object, noun: str) -> object:
+    """The CoopContext ``area`` belongs to once ``coop`` registers it (an area's range lives in
+    one Context): ``coop``; a second, different one raises
+    :class:`~hydrangea.errors.DuplicateAreaError`."""
+    if current is not None and current is not coop:
+        raise DuplicateAreaError(
+            f"{area!r} is already registered with another CoopContext; create one {noun} per "
+            "CoopContext"
+        )
+    return coop

@@ -18,7 +18,7 @@ import json
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
-from hydrangea.areas._common import message_tokens, native_tokens
+from hydrangea.areas._common import message_tokens, native_tokens, registered_with
 from hydrangea.areas.errors import AreaUsageError
 from hydrangea.areas.recall import latest_tool_output
 from hydrangea.asof.counting import ApproxTokenCounter, TokenCounter
@@ -26,7 +26,7 @@ from hydrangea.asof.items import ContextItem, ItemKind
 from hydrangea.asof.records import RecordStore
 from hydrangea.context.area import AreaFlowState, AreaLifeState
 from hydrangea.context.native import NativeContent
-from hydrangea.errors import ContextStateError, DuplicateAreaError, InvalidMessageError
+from hydrangea.errors import ContextStateError, InvalidMessageError
 from hydrangea.message import Message, Role, ToolCallPart
 
 __all__ = ["ConversationArea", "check_reply", "message_record_text"]
@@ -182,14 +182,8 @@ class ConversationArea:
 
     def on_register(self, coop: object) -> None:
         """Called by ``CoopContext.register``: remember ``coop``, and refuse a second, different
-        CoopContext (:class:`~hydrangea.errors.DuplicateAreaError`; an area's range lives in one
-        Context)."""
-        if self._registered_with is not None and self._registered_with is not coop:
-            raise DuplicateAreaError(
-                f"{self!r} is already registered with another CoopContext; create one area "
-                "per CoopContext"
-            )
-        self._registered_with = coop
+        CoopContext (:class:`~hydrangea.errors.DuplicateAreaError`)."""
+        self._registered_with = registered_with(self, self._registered_with, coop, "area")
 
     # -- feeding -----------------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TypeAlias
 
-from hydrangea.areas._common import anchored_life
+from hydrangea.areas._common import anchored_life, registered_with
 from hydrangea.areas.conversation import ConversationArea, check_reply
 from hydrangea.areas.errors import AreaUsageError, ToolError
 from hydrangea.areas.recall import RecallTool, tool_output_id
@@ -19,7 +19,6 @@ from hydrangea.context.area import AnyContextArea, AreaFlowState, AreaLifeState
 from hydrangea.context.native import NativeContent
 from hydrangea.errors import (
     ContextStateError,
-    DuplicateAreaError,
     DuplicateToolError,
     ToolDefinitionError,
 )
@@ -189,14 +188,8 @@ class ToolLoopArea:
 
     def on_register(self, coop: object) -> None:
         """Called by ``CoopContext.register``: remember ``coop``, and refuse a second, different
-        CoopContext (:class:`~hydrangea.errors.DuplicateAreaError`; the exchange lives in one
-        Context)."""
-        if self._registered_with is not None and self._registered_with is not coop:
-            raise DuplicateAreaError(
-                f"{self!r} is already registered with another CoopContext; create one loop "
-                "per CoopContext"
-            )
-        self._registered_with = coop
+        CoopContext (:class:`~hydrangea.errors.DuplicateAreaError`)."""
+        self._registered_with = registered_with(self, self._registered_with, coop, "loop")
 
     # -- declaring the tools to the model -------------------------------------------------------
 
