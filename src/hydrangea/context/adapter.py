@@ -37,6 +37,9 @@ class Adapter(ABC):
     has_idless_calls: ClassVar[bool] = False
     """Whether this gateway's output can hold tool calls without an id (Gemini; Chat Completions
     from Gemini's OpenAI-compatible endpoint, ``"id": ""``): they read back with stable ids."""
+    system_messages: bool = False
+    """Whether a later system item may go as a mid-conversation system message, placed by the
+    messages around it (Anthropic with ``Context(..., system_messages=True)``)."""
 
     @abstractmethod
     def from_message(self, message: Message) -> list[NativeContent]:

@@ -543,7 +543,7 @@ class Context(Sequence[NativeContent]):
         models = {str(i): made for i, made in enumerate(self._models) if made is not None}
         if models:
             document["models"] = models
-        if getattr(self._adapter, "system_messages", False):
+        if self._adapter.system_messages:
             document["system_messages"] = True
 
         return _json.dumps(document)

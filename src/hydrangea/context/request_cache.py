@@ -465,9 +465,8 @@ class RequestCache:
             return {"role": before[-1]["role"], "parts": [{"text": "."}]}
         if gateway is GatewayType.openai_responses:
             return {"type": "message", "role": "user", "content": "."}
-        if before and before[-1].get("role") == "assistant" and self._adapter.ends_open(
-            [{"role": "system"}]
-        ):  # Anthropic system messages: whether one fits depends on the message before it
+        if self._adapter.system_messages and before and before[-1].get("role") == "assistant":
+            # (Anthropic system messages: whether one fits depends on the message before it)
             return {"role": "assistant", "content": "."}
         return {"role": "user", "content": "."}
 
