@@ -167,17 +167,11 @@ class _Interner:
 
 
 def sending_state(lc: Lifecycle) -> dict[str, Any]:
-    """What the session knows of the components it sent: each sending's place, the run the
-    latest render sent if nothing answered it yet (taken back at the next render), where each
+    """What the session knows of the components it sent: each sending's place (the run that
+    ends the history, if any, was not answered yet: the next render takes it back), where each
     component's content was last sent, and the components in their last episode."""
-    tail = lc._own_tail
     return {
         "sendings": [[s.key, s.episode, s.start, s.end] for s in lc._sendings],
-        "unanswered": (
-            list(tail[:2])
-            if tail is not None and tail[2] == lc.context.detaches and tail[1] == len(lc.context)
-            else None
-        ),
         "sent_at": {
             e.key: e.sent[0] for e in lc._table.entries.values()
             if e.sent is not None and lc._still_sent(e)
@@ -364,11 +358,10 @@ class _Parsed:
             raise _bad(f"episode {self.episode} but no latest request")
         self.sending = self._sending(doc.get("sending"))
 
-    def _sending(self, data: object) -> tuple[list[Sending], tuple[int, int] | None,
-                                              dict[str, int], list[str]]:
+    def _sending(self, data: object) -> tuple[list[Sending], dict[str, int], list[str]]:
         """The ``sending`` block (absent in files written before components were history)."""
         if data is None:
-            return [], None, {}, []  # (the Context's items count as sent)
+            return [], {}, []  # (the Context's items count as sent)
         doc = _object(data, "sending")
         size = len(self.context)
         keys = {entry.key for entry in self.entries if entry.component.ephemeral}
@@ -383,14 +376,6 @@ class _Parsed:
             if sendings and start < sendings[-1].end:
                 raise _bad(f"sending {n} overlaps the one before it")
             sendings.append(Sending(key, episode, start, end))
-        tail: tuple[int, int] | None = None
-        unanswered = doc.get("unanswered")
-        if unanswered is not None:
-            if not (isinstance(unanswered, list) and len(unanswered) == 2
-                    and all(type(v) is int for v in unanswered)
-                    and 0 <= unanswered[0] < unanswered[1] == size):
-                raise _bad(f"'unanswered' {unanswered!r} is not the end of the history")
-            tail = (unanswered[0], unanswered[1])
         sent_at = _field(doc, "sent_at", dict, "sending")
         for key, position in sent_at.items():
             if key not in keys or type(position) is not int or not 0 <= position < size:
@@ -402,7 +387,7 @@ class _Parsed:
         if type(sent) is not int or not 0 <= sent <= size:
             raise _bad(f"'context_sent' {sent!r} is not a length of the history")
         self.context._sent = sent
-        return sendings, tail, sent_at, expiring
+        return sendings, sent_at, expiring
 
     def _entry(self, n: int, data: object) -> Entry:
         where = f"component {n}"
@@ -511,11 +496,10 @@ class _Parsed:
         table.committed = self.committed
         lc._snapshots.update(self.snapshots)
         lc._last = self.last
-        sendings, tail, sent_at, expiring = self.sending
+        sendings, sent_at, expiring = self.sending
         detaches = lc.context.detaches
         lc._sendings = sendings
         lc._seen = detaches
-        lc._own_tail = None if tail is None else (*tail, detaches)
         for key, position in sent_at.items():
             table.entries[key].sent = (position, detaches)
         lc._expiring = tuple(table.entries[key] for key in expiring)

@@ -91,7 +91,6 @@ class Lifecycle:
         "_expiring",
         "_last",
         "_log",
-        "_own_tail",
         "_renderer",
         "_rendering",
         "_resend",
@@ -134,7 +133,6 @@ class Lifecycle:
             raise InvalidComponentError(
                 f"resend must be one of {', '.join(r.value for r in Resend)}, got {resend!r}"
             ) from None
-        self._own_tail: tuple[int, int, int] | None = None  # sent, unanswered: [start, end)
         self._sendings: list[Sending] = []
         self._seen = self._renderer.context.detaches  # the detaches _sendings caught up with
         self._expiring: tuple[Entry, ...] = ()
@@ -410,7 +408,7 @@ class Lifecycle:
 
     def _abandon_episode(self, episode: Episode) -> None:
         """The renderer raised: the episode's ``before`` components go while nothing follows."""
-        if episode.before_placed and self._own_tail is not None:
+        if episode.before_placed:
             self._withdraw(self.context)
         self._take_back_detached()
 
@@ -453,22 +451,24 @@ class Lifecycle:
         """Append the components ``items`` to the history: they are sent from now on."""
         begin = len(context)
         context.extend([native for item in items for native in item.items])
-        detaches = context.detaches
-        own = self._own_tail
-        self._mark_sent_entries(items, begin, detaches)
-        if own is not None and own[1] == begin and own[2] == detaches:
-            begin = own[0]  # one run with the components sent just before
-        self._own_tail = (begin, len(context), detaches)
+        self._mark_sent_entries(items, begin, context.detaches)
 
     def _withdraw(self, context: Context) -> None:
-        """Take back the components the latest render sent if nothing followed them: no reply
-        came after them, so nothing is bound to them and no request will repeat them."""
-        own = self._own_tail
-        self._own_tail = None
-        if own is None or len(context) != own[1] or context.detaches != own[2]:
+        """Take back the components sent last if nothing followed them (the run of sendings
+        that ends the history): no reply came after them, so nothing is bound to them and no
+        request will repeat them."""
+        self._take_back_detached()  # (the sendings a detach cut are off the list)
+        sendings = self._sendings
+        end = start = len(context)
+        n = len(sendings)
+        while n and sendings[n - 1].end == start:
+            n -= 1
+            start = sendings[n].start
+        if start == end:
             return
-        context.detach_tail(own[0])
-        _log.debug("took back %d unanswered component item(s) from %d", own[1] - own[0], own[0])
+        del sendings[n:]
+        context.detach_tail(start)
+        _log.debug("took back %d unanswered component item(s) from %d", end - start, start)
 
     def _expire_finished(self) -> None:
         """Free the keys of the components whose last episode was the previous one (they stay
