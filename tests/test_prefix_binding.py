@@ -20,21 +20,23 @@ import pytest
 from hydrangea.areas import CompactingConversation
 from hydrangea.asof import InMemoryRecordStore
 from hydrangea.context import Context
-from hydrangea.context.readback import reply_of
+from hydrangea.context.registry import adapter_for
 from hydrangea.coop import CoopContext
 from hydrangea.errors import PrefixBindingError
 from hydrangea.gateway import GatewayType
 from hydrangea.lifecycle import Component, Lifecycle, Placement, Stage
 from hydrangea.message import Message, Role, ToolCallPart, ToolResultPart
-from tests.support.binding_agent import BINDING, MODELS, Agent, call, emulator_for
+from tests.support.binding_agent import (
+    BINDING,
+    MODELS,
+    Agent,
+    call,
+    emulator_for,
+    reply_message,
+)
 from tests.support.emulators import Reply, ToolCall, text
 from tests.support.unmarked import unmarked
 
-_HISTORY = {
-    GatewayType.anthropic: "messages",
-    GatewayType.openai_responses: "input",
-    GatewayType.gemini: "contents",
-}
 _HEAD = {
     GatewayType.anthropic: ("system", "tools"),
     GatewayType.openai_responses: ("instructions", "tools"),
@@ -53,7 +55,7 @@ def assert_clean(gateway: GatewayType, emu: Any, *, cut_allowed: bool = False) -
     if gateway is GatewayType.anthropic:
         assert emu.drops == []
     bodies = [unmarked(r.body) for r in emu.requests]
-    key = _HISTORY[gateway]
+    key = adapter_for(gateway).history_key
     for earlier, later in itertools.pairwise(bodies):
         for head in _HEAD[gateway]:
             assert earlier.get(head) == later.get(head), head
@@ -150,7 +152,7 @@ def test_compaction_in_tool_loops_keeps_the_order_the_model_saw(gateway: Gateway
         summaries = 0
         for _ in range(10):
             response = call(gateway, client, lifecycle.render().kwargs)
-            reply = _reply(gateway, response)
+            reply = reply_message(gateway, response)
             conversation.push_reply(response, reply)
             for part in _calls(reply):
                 result = ToolResultPart(call_id=part.id, content=f"{part.arguments}: " + "x " * 40)
@@ -162,13 +164,6 @@ def test_compaction_in_tool_loops_keeps_the_order_the_model_saw(gateway: Gateway
         assert emu.rejections == [] and emu.errors == []
         if gateway is GatewayType.openai_responses:
             assert emu.reasoning_dropped == 0 and emu.reasoning_accepted > 0
-
-
-def _reply(gateway: GatewayType, response: Any) -> Message:
-    """The response read back as one assistant Message (what push_back routes)."""
-    scratch = Context(gateway)
-    scratch.push_back(response)
-    return reply_of(scratch.messages())
 
 
 def _calls(reply: Message) -> list[ToolCallPart]:

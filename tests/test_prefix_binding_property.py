@@ -28,22 +28,15 @@ from hydrangea.asof import InMemoryRecordStore
 from hydrangea.context import Context, Route
 from hydrangea.context.area import AreaFlowState, AreaLifeState
 from hydrangea.context.native import NativeContent
-from hydrangea.context.readback import reply_of
+from hydrangea.context.registry import adapter_for
 from hydrangea.coop import CoopContext
 from hydrangea.gateway import GatewayType
 from hydrangea.lifecycle import Component, Lifecycle, Placement, Resend, Stage
 from hydrangea.message import Message, Role, ToolCallPart, ToolResultPart
 from hydrangea.tools import with_tools
-from tests.support.binding_agent import BINDING, TOOLS, call, emulator_for
+from tests.support.binding_agent import BINDING, TOOLS, call, emulator_for, reply_message
 from tests.support.emulators import Reply, ToolCall, text
 from tests.support.unmarked import unmarked
-
-_HISTORY = {
-    GatewayType.anthropic: "messages",
-    GatewayType.openai_responses: "input",
-    GatewayType.gemini: "contents",
-}
-
 
 
 class Scratch:
@@ -149,9 +142,7 @@ class Session:
         for _ in range(4):
             response = call(self.gateway, self.client, self.kwargs())
             self.calls += 1
-            scratch = Context(self.gateway)
-            scratch.push_back(response)
-            reply = reply_of(scratch.messages())
+            reply = reply_message(self.gateway, response)
             self.conversation.push_reply(response, reply)
             calls = [p for p in reply.parts if isinstance(p, ToolCallPart)]
             for part in calls:
@@ -207,7 +198,7 @@ def test_random_sessions_keep_every_binding(
         if gateway is GatewayType.anthropic:
             assert emu.drops == []
         bodies = [unmarked(r.body) for r in emu.requests]
-        key = _HISTORY[gateway]
+        key = adapter_for(gateway).history_key
         for number, (earlier, later) in enumerate(itertools.pairwise(bodies)):
             assert earlier.get("tools") == later.get("tools")
             if number in cuts:
@@ -233,11 +224,11 @@ def test_bare_context_sessions_saved_and_loaded_keep_every_binding(
         for turn, save in enumerate(saves):
             lifecycle.context.emplace_message(Message(role=Role.user, content=f"Q{turn}?"))
             kwargs = lifecycle.render().kwargs
-            history = unmarked(kwargs[_HISTORY[gateway]])
+            history = unmarked(kwargs[adapter_for(gateway).history_key])
             if previous is not None:
                 assert history[: len(previous)] == previous
             lifecycle.context.push_back(call(gateway, client, kwargs))
-            previous = unmarked(lifecycle.context.request()[_HISTORY[gateway]])
+            previous = unmarked(lifecycle.context.request()[adapter_for(gateway).history_key])
             if save:
                 lifecycle = Lifecycle.from_json(lifecycle.to_json())
         if switch:  # another model: reasoning of the first is left out, nothing is rejected

@@ -15,9 +15,11 @@ from typing import Any
 
 from hydrangea.areas import ConversationArea, ToolLoopArea
 from hydrangea.context import Context, Route
+from hydrangea.context.readback import reply_of
 from hydrangea.coop import CoopContext
 from hydrangea.gateway import GatewayType
 from hydrangea.lifecycle import Lifecycle
+from hydrangea.message import Message
 from hydrangea.tools import tool, with_tools
 from tests.support.emulators import AnthropicEmulator, GeminiEmulator, ResponsesEmulator
 
@@ -68,6 +70,13 @@ def call(gateway: GatewayType, client: Any, kwargs: dict[str, Any]) -> Any:
             return client.models.generate_content(model=model, **kwargs)
         case _:
             raise AssertionError(f"no call for {gateway}")
+
+
+def reply_message(gateway: GatewayType, response: Any) -> Message:
+    """``response`` read back as the one assistant Message ``push_back`` would route."""
+    scratch = Context(gateway)
+    scratch.push_back(response)
+    return reply_of(scratch.messages())
 
 
 @dataclass
