@@ -129,17 +129,18 @@ class Session:
         loop = ToolLoopArea(TOOLS, anchor=self.conversation) if tools else None
         if loop is not None:
             self.coop.register(loop)
-        for _ in range(4):
+        for _ in range(_ROUNDS):  # a turn ends with the model's answer, as an agent loop does
             response = call(self.gateway, self.client, self.kwargs())
             self.calls += 1
             route = self.conversation if loop is None else Route(loop, self.conversation)
             self.context.push_back(response, route=route)
             if loop is None or loop.answered:
                 return
+        raise AssertionError("the model never answered")
 
     def _ask_compacting(self) -> None:
         assert isinstance(self.conversation, CompactingConversation)
-        for _ in range(4):
+        for _ in range(_ROUNDS):
             response = call(self.gateway, self.client, self.kwargs())
             self.calls += 1
             reply = reply_message(self.gateway, response)
@@ -150,6 +151,10 @@ class Session:
                 self.conversation.user(Message(role=Role.user, content=(result,)))
             if not calls:
                 return
+        raise AssertionError("the model never answered")
+
+
+_ROUNDS = 16  # more than the scripted tool calls: the emulator then answers "Done."
 
 
 @given(
