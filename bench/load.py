@@ -4,7 +4,7 @@ The previous ``from_json`` parsed the text, then handed the items to ``Context(g
 whose ``extend`` deep-copies every freshly parsed item (``copy_json``: a ``json.dumps`` and a
 ``json.loads`` per item) before validating it. A copy of that path is kept below
 (``previous_from_json``) so both run in one process on the same text. The current path
-validates the parsed items without copying them (see ``hydrangea.context._json``).
+validates the parsed items without copying them (see ``hydrangea.providers._json``).
 
 Both must give the same Context: the same items and the same ``to_json`` bytes (checked here).
 ``to_json`` is timed with the json module and with orjson, the ``fast-json`` extra (the bench
@@ -33,10 +33,10 @@ RESULTS = BENCH / "results" / "load.json"
 sys.path.insert(0, str(ROOT / "src"))
 
 from hydrangea.context import Context  # noqa: E402
-from hydrangea.context import _json as codec  # noqa: E402
 from hydrangea.errors import InvalidItemError, SerializationError  # noqa: E402
 from hydrangea.gateway import GatewayType  # noqa: E402
 from hydrangea.message import Message, Role, ToolCallPart, ToolResultPart  # noqa: E402
+from hydrangea.providers import _json as codec  # noqa: E402
 
 
 def previous_from_json(text: str) -> Context:

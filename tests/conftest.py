@@ -25,8 +25,8 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 @pytest.fixture(autouse=True)
 def _every_request_is_checked_by_the_sdk(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every request any test builds is validated against the official SDK's request types."""
-    from hydrangea.context.registry import adapter_for
     from hydrangea.gateway import GatewayType
+    from hydrangea.providers.registry import adapter_for
     from tests.support.sdk_check import validate_request
 
     for gateway in GatewayType:

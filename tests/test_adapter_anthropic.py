@@ -10,12 +10,12 @@ import pytest
 from hypothesis import given
 
 from hydrangea.context import Context
-from hydrangea.context._anthropic_request import LEADING_USER_PLACEHOLDER
-from hydrangea.context.adapter import ORPHAN_CALL_NOTICE
-from hydrangea.context.anthropic_messages import AnthropicAdapter
 from hydrangea.errors import GatewayMismatchError, InvalidItemError, UnsupportedContentError
 from hydrangea.gateway import GatewayType
 from hydrangea.message import ImagePart, Message, Role, TextPart, ToolCallPart, ToolResultPart
+from hydrangea.providers.adapter import ORPHAN_CALL_NOTICE
+from hydrangea.providers.anthropic._request import LEADING_USER_PLACEHOLDER
+from hydrangea.providers.anthropic.adapter import AnthropicAdapter
 from tests.support import check_anthropic
 from tests.support.steps import checked_request, mixed_steps, play
 

@@ -7,10 +7,10 @@ import json
 import pytest
 
 from hydrangea.context import Context
-from hydrangea.context.adapter import ORPHAN_CALL_NOTICE
 from hydrangea.gateway import GatewayType
 from hydrangea.lifecycle.placement import before_newest
 from hydrangea.message import Message, Role, ToolCallPart, ToolResultPart
+from hydrangea.providers.adapter import ORPHAN_CALL_NOTICE
 from tests.support.sdk_check import validate_request
 from tests.support.tool_exchange import two_call_exchange
 

@@ -11,12 +11,12 @@ import pytest
 from hypothesis import given
 
 from hydrangea.context import Context
-from hydrangea.context._gemini_request import LEADING_USER_PLACEHOLDER
-from hydrangea.context.adapter import ORPHAN_CALL_NOTICE
-from hydrangea.context.gemini import GeminiAdapter
 from hydrangea.errors import GatewayMismatchError, InvalidItemError
 from hydrangea.gateway import GatewayType
 from hydrangea.message import ImagePart, Message, Role, TextPart, ToolCallPart, ToolResultPart
+from hydrangea.providers.adapter import ORPHAN_CALL_NOTICE
+from hydrangea.providers.gemini._request import LEADING_USER_PLACEHOLDER
+from hydrangea.providers.gemini.adapter import GeminiAdapter
 from tests.support import check_gemini
 from tests.support.steps import checked_request, mixed_steps, play
 

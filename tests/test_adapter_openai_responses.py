@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from hydrangea.context import Context, adapter_for
-from hydrangea.context.adapter import ORPHAN_CALL_NOTICE
 from hydrangea.errors import GatewayMismatchError, InvalidItemError, UnsupportedContentError
 from hydrangea.gateway import GatewayType
 from hydrangea.message import ImagePart, Message, Role, TextPart, ToolCallPart, ToolResultPart
+from hydrangea.providers.adapter import ORPHAN_CALL_NOTICE
 from tests.support.check_openai import validate_responses
 
 GATEWAY = GatewayType.openai_responses

@@ -14,10 +14,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hydrangea.context import Context
-from hydrangea.context.registry import adapter_for
 from hydrangea.errors import HydrangeaError
 from hydrangea.gateway import GatewayType
 from hydrangea.message import Message, Role, TextPart
+from hydrangea.providers.registry import adapter_for
 
 _TEXT = st.text(alphabet=st.characters(codec="utf-8"), max_size=12)
 

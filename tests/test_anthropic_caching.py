@@ -17,7 +17,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hydrangea.context import Context
-from hydrangea.context.caching import (
+from hydrangea.coop import CoopContext
+from hydrangea.errors import CachingError
+from hydrangea.gateway import GatewayType
+from hydrangea.lifecycle import Component, Lifecycle, Placement, Stage
+from hydrangea.message import Message, Role, ToolResultPart
+from hydrangea.providers.anthropic.caching import (
     AnthropicCaching,
     BlockView,
     _Block,
@@ -25,11 +30,6 @@ from hydrangea.context.caching import (
     cache_anthropic_request,
     minimum_cacheable_tokens,
 )
-from hydrangea.coop import CoopContext
-from hydrangea.errors import CachingError
-from hydrangea.gateway import GatewayType
-from hydrangea.lifecycle import Component, Lifecycle, Placement, Stage
-from hydrangea.message import Message, Role, ToolResultPart
 from tests.support import check_anthropic
 from tests.support.coop_areas import Probe
 

@@ -18,14 +18,12 @@ import pytest
 from hypothesis import given, seed
 from hypothesis import strategies as st
 
-from hydrangea.context import (
-    _anthropic_request,
-    _gemini_request,
-    openai_chat,
-    openai_responses,
-)
-from hydrangea.context.registry import adapter_for
 from hydrangea.gateway import GatewayType
+from hydrangea.providers.anthropic import _request as _anthropic_request
+from hydrangea.providers.gemini import _request as _gemini_request
+from hydrangea.providers.openai import chat as openai_chat
+from hydrangea.providers.openai import responses as openai_responses
+from hydrangea.providers.registry import adapter_for
 
 _text = st.sampled_from(["", "hi", "ok", "[system] x", "caf\u00e9"])
 _ids = st.sampled_from(["t1", "t2", "", "x"])

@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 
 from hydrangea.context import Context
-from hydrangea.context.caching import AnthropicCaching
 from hydrangea.errors import (
     GatewayMismatchError,
     InvalidItemError,
@@ -23,6 +22,7 @@ from hydrangea.errors import (
 )
 from hydrangea.gateway import GatewayType
 from hydrangea.message import Message, Role, TextPart, ToolCallPart, ToolResultPart
+from hydrangea.providers.anthropic.caching import AnthropicCaching
 from tests.support.tool_exchange import two_call_exchange
 
 ALL = list(GatewayType)

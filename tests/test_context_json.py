@@ -17,10 +17,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hydrangea.context import Context
-from hydrangea.context import _json as codec
 from hydrangea.errors import MissingExtraError, SerializationError
 from hydrangea.gateway import GatewayType
 from hydrangea.message import Message, Role, ToolCallPart
+from hydrangea.providers import _json as codec
 
 
 def standard(value: Any) -> str:

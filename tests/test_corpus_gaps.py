@@ -22,10 +22,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hydrangea.context import Context
-from hydrangea.context.adapter import ORPHAN_CALL_NOTICE
 from hydrangea.errors import CompactionPlacementError, InvalidItemError
 from hydrangea.gateway import GatewayType
 from hydrangea.message import Message, Role, ToolCallPart, ToolResultPart
+from hydrangea.providers.adapter import ORPHAN_CALL_NOTICE
 from tests.support import real_corpus as corpus
 
 _BY_NAME = {f.name: f for f in corpus.ALL}

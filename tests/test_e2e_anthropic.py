@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from hydrangea.context import Context
-from hydrangea.context.caching import strip_cache_control
 from hydrangea.gateway import GatewayType
 from hydrangea.message import Message, Role, ToolResultPart
+from hydrangea.providers.anthropic.caching import strip_cache_control
 from tests.support import check_anthropic
 from tests.support.capture_server import capture_server
 

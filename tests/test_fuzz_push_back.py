@@ -14,10 +14,10 @@ from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
 from hydrangea.context import Context
-from hydrangea.context.native import check_json, copy_json
 from hydrangea.errors import HydrangeaError, InvalidItemError, UnencodableTextError
 from hydrangea.gateway import GatewayType
 from hydrangea.message import Message, Role
+from hydrangea.providers.native import check_json, copy_json
 from tests.support.wild import is_json, wild, wild_items
 
 GATEWAYS = list(GatewayType)

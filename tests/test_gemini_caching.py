@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from hydrangea.context import Context
-from hydrangea.context.gemini_caching import GeminiContextCache, gemini_minimum_tokens
 from hydrangea.errors import CachingError
 from hydrangea.gateway import GatewayType
 from hydrangea.message import Message, Role
+from hydrangea.providers.gemini.caching import GeminiContextCache, gemini_minimum_tokens
 from tests.support.capture_server import capture_server
 
 MODEL = "gemini-2.5-flash"

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from hydrangea.context import Context
-from hydrangea.context.openai_caching import OpenAICaching, session_cache_key
 from hydrangea.errors import CachingError
 from hydrangea.gateway import GatewayType
 from hydrangea.message import Message, Role
+from hydrangea.providers.openai.caching import OpenAICaching, session_cache_key
 from tests.support.capture_server import capture_server
 
 FIXTURES = Path(__file__).parent / "fixtures" / "usage"

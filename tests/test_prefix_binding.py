@@ -20,12 +20,12 @@ import pytest
 from hydrangea.areas import CompactingConversation
 from hydrangea.asof import InMemoryRecordStore
 from hydrangea.context import Context
-from hydrangea.context.registry import adapter_for
 from hydrangea.coop import CoopContext
 from hydrangea.errors import PrefixBindingError
 from hydrangea.gateway import GatewayType
 from hydrangea.lifecycle import Component, Lifecycle, Placement, Stage
 from hydrangea.message import Message, Role, ToolCallPart, ToolResultPart
+from hydrangea.providers.registry import adapter_for
 from tests.support.binding_agent import (
     BINDING,
     MODELS,

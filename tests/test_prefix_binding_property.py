@@ -27,12 +27,12 @@ from hydrangea.areas import CompactingConversation, ConversationArea, ToolLoopAr
 from hydrangea.asof import InMemoryRecordStore
 from hydrangea.context import Context, Route
 from hydrangea.context.area import AreaFlowState, AreaLifeState
-from hydrangea.context.native import NativeContent
-from hydrangea.context.registry import adapter_for
 from hydrangea.coop import CoopContext
 from hydrangea.gateway import GatewayType
 from hydrangea.lifecycle import Component, Lifecycle, Placement, Resend, Stage
 from hydrangea.message import Message, Role, ToolCallPart, ToolResultPart
+from hydrangea.providers.native import NativeContent
+from hydrangea.providers.registry import adapter_for
 from hydrangea.tools import with_tools
 from tests.support.binding_agent import BINDING, TOOLS, call, emulator_for, reply_message
 from tests.support.emulators import Reply, ToolCall, text

@@ -17,10 +17,10 @@ from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
 from hydrangea.context import Context
-from hydrangea.context.native import clone_sorted, copy_json_value
-from hydrangea.context.registry import adapter_for
 from hydrangea.errors import HydrangeaError
 from hydrangea.gateway import GatewayType
+from hydrangea.providers.native import clone_sorted, copy_json_value
+from hydrangea.providers.registry import adapter_for
 from tests.support.real_corpus import RESPONSES
 from tests.support.reference_json import reference_copy, reference_stored
 from tests.support.wild import deep, wild, wild_items

@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 
 from hydrangea.context import Context
-from hydrangea.context.sdk import looks_like_gemini_chunk, stream_event_gateway
-from hydrangea.context.streams import assemble
 from hydrangea.errors import IncompleteStreamError, StreamEventError
 from hydrangea.gateway import GatewayType
 from hydrangea.message import Message, Role
+from hydrangea.providers.sdk import looks_like_gemini_chunk, stream_event_gateway
+from hydrangea.providers.streams import assemble
 from tests.support import real_corpus as corpus
 from tests.support.capture_server import capture_server
 from tests.support.real_corpus import Fixture

@@ -18,10 +18,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hydrangea.context import Context
-from hydrangea.context.caching import cached_anthropic_kwargs
-from hydrangea.context.native import NativeContent
 from hydrangea.gateway import GatewayType
 from hydrangea.message import Message, Role, TextPart, ToolCallPart, ToolResultPart
+from hydrangea.providers.anthropic.caching import cached_anthropic_kwargs
+from hydrangea.providers.native import NativeContent
 from tests.test_conformance import response
 
 ALL = list(GatewayType)

@@ -211,7 +211,7 @@ def test_without_reference_counts_every_request_is_a_fresh_copy_equal_to_a_fresh
 ) -> None:
     """The plain fallback (an interpreter whose reference counts cannot be trusted, as
     free-threaded CPython or PyPy): nothing is recycled, and requests are the same."""
-    from hydrangea.context import _lent
+    from hydrangea.providers import _lent
 
     counter = _lent._REFCOUNT
     _lent._REFCOUNT = None

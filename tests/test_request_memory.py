@@ -17,10 +17,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hydrangea.context import Context
-from hydrangea.context.caching import CachedBlocks, message_blocks
-from hydrangea.context.native import share_items
 from hydrangea.gateway import GatewayType
 from hydrangea.message import Message, Role, ToolResultPart
+from hydrangea.providers.anthropic.caching import CachedBlocks, message_blocks
+from hydrangea.providers.native import share_items
 from tests.test_request_cache import ALL, dumped, oracle
 from tests.test_request_tool_loops import model_step
 

@@ -26,10 +26,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hydrangea.context import Context
-from hydrangea.context.anthropic_messages import AnthropicAdapter
-from hydrangea.context.native import NativeContent
 from hydrangea.gateway import GatewayType
 from hydrangea.message import Message, Role, ToolResultPart
+from hydrangea.providers.anthropic.adapter import AnthropicAdapter
+from hydrangea.providers.native import NativeContent
 from tests.test_request_cache import ALL, dumped, oracle
 
 

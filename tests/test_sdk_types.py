@@ -1,4 +1,4 @@
-"""hydrangea.context.sdk: SDK objects recognised by type (subclasses included), lazily."""
+"""hydrangea.providers.sdk: SDK objects recognised by type (subclasses included), lazily."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import pytest
 from pydantic import BaseModel
 
 from hydrangea.context import Context
-from hydrangea.context.sdk import native_output, read_sdk_response, stream_event_gateway
 from hydrangea.errors import GatewayMismatchError, StreamEventError
 from hydrangea.gateway import GatewayType
+from hydrangea.providers.sdk import native_output, read_sdk_response, stream_event_gateway
 from tests.support import real_corpus as corpus
 from tests.support.capture_server import capture_server
 
@@ -30,7 +30,7 @@ def _fixture(name: str) -> corpus.Fixture:
 def test_nothing_is_imported_until_an_sdk_is() -> None:
     code = (
         "import sys\n"
-        "from hydrangea.context.sdk import read_sdk_response, stream_event_gateway\n"
+        "from hydrangea.providers.sdk import read_sdk_response, stream_event_gateway\n"
         "from hydrangea.context import Context\n"
         "assert read_sdk_response(object()) is None and stream_event_gateway(object()) is None\n"
         "assert stream_event_gateway({'type': 'message_stop'}) is not None\n"

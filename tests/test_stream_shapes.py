@@ -17,10 +17,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hydrangea.context import Context
-from hydrangea.context.streams import assemble
 from hydrangea.errors import IncompleteStreamError, StreamEventError
 from hydrangea.gateway import GatewayType
 from hydrangea.message import Message, Role
+from hydrangea.providers.streams import assemble
 from tests.support.capture_server import capture_server
 
 Json = dict[str, Any]

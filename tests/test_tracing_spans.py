@@ -332,7 +332,7 @@ def test_a_lifecycle_request_is_a_request_span(
 
 
 def test_the_caching_model_names_the_request_model(spans: InMemorySpanExporter) -> None:
-    from hydrangea.context.caching import AnthropicCaching
+    from hydrangea.providers.anthropic.caching import AnthropicCaching
 
     context = conversation(GatewayType.anthropic, 1)
     _ = Lifecycle(context, caching=AnthropicCaching(model="claude-opus-4-1")).render().kwargs

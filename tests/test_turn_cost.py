@@ -23,11 +23,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hydrangea.context import Context
-from hydrangea.context.native import NativeContent, copy_json, copy_json_value
 from hydrangea.context.readback import messages_of
 from hydrangea.gateway import GatewayType
 from hydrangea.lifecycle import Component, Lifecycle
 from hydrangea.message import Message, Role, ToolCallPart, ToolResultPart
+from hydrangea.providers.native import NativeContent, copy_json, copy_json_value
 from tests.test_conformance import response
 from tests.test_request_cache import ALL, apply, dumped, oracle, step
 

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from hydrangea.context import Context
-from hydrangea.context.usage import Usage, UsageLog, usage_of
 from hydrangea.gateway import GatewayType
+from hydrangea.providers.usage import Usage, UsageLog, usage_of
 
 FIXTURES = Path(__file__).parent / "fixtures" / "usage"
 

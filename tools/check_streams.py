@@ -43,10 +43,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "src"), str(ROOT)]
 
 from hydrangea.context import Context  # noqa: E402
-from hydrangea.context.streams import assemble  # noqa: E402
 from hydrangea.errors import IncompleteStreamError, StreamEventError  # noqa: E402
 from hydrangea.gateway import GatewayType  # noqa: E402
 from hydrangea.message import Message, Role  # noqa: E402
+from hydrangea.providers.streams import assemble  # noqa: E402
 from tests.support.capture_server import capture_server  # noqa: E402
 
 EVAL = next((p / "shared" / "eval" for p in ROOT.parents if (p / "shared" / "eval").is_dir()),

@@ -24,10 +24,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from hydrangea.context import NativeContent
-from hydrangea.context.caching import cached_anthropic_kwargs, strip_cache_control
-from hydrangea.context.registry import adapter_for
 from hydrangea.gateway import GatewayType
 from hydrangea.message import Message
+from hydrangea.providers.anthropic.caching import cached_anthropic_kwargs, strip_cache_control
+from hydrangea.providers.registry import adapter_for
 
 from .accounting import Request, RequestMessage
 from .tokens import TokenCounter

@@ -19,7 +19,7 @@ Predicted cache reuse compares a request with the previous request built from th
 (kept for the 32 Contexts that built one most recently, while a span records): the estimated
 tokens of the leading part both sent, the most a provider's prefix cache can serve. Reported
 reuse is what the last response pushed to that Context said it read from the cache
-(:mod:`hydrangea.context.usage`). Token estimates are four characters of the request's JSON a
+(:mod:`hydrangea.providers.usage`). Token estimates are four characters of the request's JSON a
 token, each message estimated once while it stays in the request.
 """
 
@@ -43,12 +43,12 @@ from hydrangea.tracing import (
 )
 
 if TYPE_CHECKING:
-    from hydrangea.context.caching import AnthropicCaching
     from hydrangea.context.context import Context
     from hydrangea.coop.coop_context import CoopContext
     from hydrangea.coop.view import CollectionRecord
     from hydrangea.lifecycle.history import LifecycleRequest
     from hydrangea.lifecycle.session import Lifecycle
+    from hydrangea.providers.anthropic.caching import AnthropicCaching
 
 __all__ = ["collection", "context_request", "coop_render", "lifecycle_render", "lifecycle_request"]
 
@@ -144,7 +144,7 @@ def _estimate(value: object) -> int:
 
 def _same(before: object, now: object) -> bool:
     """Whether two parts of a request are the same to a prefix cache (markers aside)."""
-    from hydrangea.context.caching import strip_cache_control
+    from hydrangea.providers.anthropic.caching import strip_cache_control
 
     return before is now or before == now or (
         strip_cache_control(before) == strip_cache_control(now)
@@ -243,7 +243,7 @@ def _request_attributes(
     stable: int | None,
     model: str | None,
 ) -> _Attributes:
-    from hydrangea.context.registry import adapter_for
+    from hydrangea.providers.registry import adapter_for
 
     key = adapter_for(gateway).history_key
     reuse = _reuse(context, kwargs, key, anthropic=gateway is GatewayType.anthropic)

@@ -17,13 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, assert_never
 
-from hydrangea.context.adapter import Adapter
 from hydrangea.context.context import Context
-from hydrangea.context.native import NativeContent
 from hydrangea.coop import CoopContext
 from hydrangea.errors import ContextStateError, SerializationError
 from hydrangea.lifecycle import Component, Lifecycle, LifecycleKind, next_change, visible_at
 from hydrangea.lifecycle.records import ComponentState
+from hydrangea.providers.adapter import Adapter
+from hydrangea.providers.native import NativeContent
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -27,9 +27,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hydrangea.context.native import NativeContent
 from hydrangea.errors import SelectorError
 from hydrangea.lifecycle.history import LifecycleRequest, OverlayItem
+from hydrangea.providers.native import NativeContent
 
 __all__ = ["Coordinates", "SelectorError", "Turn", "parse_selector", "select", "turns"]
 

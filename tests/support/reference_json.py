@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from hydrangea.context.adapter import Adapter
 from hydrangea.errors import InputTooDeepError, InvalidItemError, UnencodableTextError
+from hydrangea.providers.adapter import Adapter
 
 MAX_DEPTH = 512
 

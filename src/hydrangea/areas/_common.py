@@ -13,9 +13,9 @@ import json
 
 from hydrangea.asof.counting import TokenCounter
 from hydrangea.context.area import AnyContextArea, AreaLifeState
-from hydrangea.context.native import NativeContent
 from hydrangea.errors import DuplicateAreaError
 from hydrangea.message import Message
+from hydrangea.providers.native import NativeContent
 
 __all__ = ["anchored_life", "message_tokens", "native_tokens", "registered_with"]
 

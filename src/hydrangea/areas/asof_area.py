@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from hydrangea.areas._common import anchored_life
 from hydrangea.asof.result import BuiltContext
 from hydrangea.context.area import AreaFlowState, AreaLifeState, ContextAreaImplementation
-from hydrangea.context.native import NativeContent
 from hydrangea.message import Message
+from hydrangea.providers.native import NativeContent
 
 __all__ = ["AsOfArea"]
 

@@ -25,9 +25,9 @@ from hydrangea.asof.counting import ApproxTokenCounter, TokenCounter
 from hydrangea.asof.items import ContextItem, ItemKind
 from hydrangea.asof.records import RecordStore
 from hydrangea.context.area import AreaFlowState, AreaLifeState
-from hydrangea.context.native import NativeContent
 from hydrangea.errors import ContextStateError, InvalidMessageError
 from hydrangea.message import Message, Role, ToolCallPart
+from hydrangea.providers.native import NativeContent
 
 __all__ = ["ConversationArea", "check_reply", "message_record_text"]
 

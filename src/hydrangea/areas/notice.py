@@ -6,9 +6,9 @@ from collections.abc import Sequence
 
 from hydrangea.areas._common import anchored_life
 from hydrangea.context.area import AreaFlowState, AreaLifeState, ContextAreaImplementation
-from hydrangea.context.native import NativeContent
 from hydrangea.errors import ContextStateError
 from hydrangea.message import Message, Role
+from hydrangea.providers.native import NativeContent
 
 __all__ = ["OneShotNoticeArea"]
 

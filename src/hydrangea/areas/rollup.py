@@ -43,9 +43,9 @@ from hydrangea.asof.items import ContextItem, ItemKind, Provenance, Trust
 from hydrangea.asof.records import RecordStore
 from hydrangea.asof.summary import StructuredSummary
 from hydrangea.context.area import AreaFlowState, AreaLifeState, ContextAreaImplementation
-from hydrangea.context.native import NativeContent
 from hydrangea.errors import ContextStateError
 from hydrangea.message import Message
+from hydrangea.providers.native import NativeContent
 
 __all__ = ["CarriedSummary", "SummaryRegionArea", "carried_summary", "roll_up"]
 

@@ -16,7 +16,6 @@ from hydrangea.areas.recall import RecallTool, tool_output_id
 from hydrangea.asof.items import ContextItem, ItemKind
 from hydrangea.asof.records import RecordStore
 from hydrangea.context.area import AnyContextArea, AreaFlowState, AreaLifeState
-from hydrangea.context.native import NativeContent
 from hydrangea.errors import (
     ContextStateError,
     DuplicateToolError,
@@ -24,6 +23,7 @@ from hydrangea.errors import (
 )
 from hydrangea.gateway import GatewayType
 from hydrangea.message import Message, Role, ToolCallPart, ToolResultPart
+from hydrangea.providers.native import NativeContent
 from hydrangea.tools.definitions import tool_definitions, with_tools
 from hydrangea.tools.fence import fence_tool_output
 from hydrangea.tools.function import FunctionTool, result_text

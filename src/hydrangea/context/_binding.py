@@ -29,9 +29,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from hydrangea.context.adapter import Adapter
-from hydrangea.context.native import NativeContent
 from hydrangea.errors import ContextStateError, PrefixBindingError
+from hydrangea.providers.adapter import Adapter
+from hydrangea.providers.native import NativeContent
 
 __all__ = ["BindingGuard", "BrokenReasoning", "head_of"]
 

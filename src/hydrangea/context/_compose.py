@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from hydrangea.context._gemini_request import merge_config
 from hydrangea.errors import RequestOptionError
 from hydrangea.gateway import GatewayType
+from hydrangea.providers.gemini._request import merge_config
 
 __all__ = ["compose_request"]
 

@@ -14,8 +14,8 @@ from collections.abc import Awaitable, Sequence
 from enum import StrEnum
 from typing import Protocol
 
-from hydrangea.context.native import NativeContent
 from hydrangea.message import Message
+from hydrangea.providers.native import NativeContent
 
 __all__ = [
     "AnyContextArea",

@@ -9,23 +9,10 @@ from typing import Any, overload
 
 from hydrangea import _spans
 from hydrangea._saved import check_format, read_text_checked, write_text_atomic
-from hydrangea.context import _json
 from hydrangea.context._binding import BindingGuard, BrokenReasoning, head_of
 from hydrangea.context._compose import compose_request
-from hydrangea.context.adapter import Adapter
-from hydrangea.context.caching import AnthropicCaching, cached_anthropic_kwargs
-from hydrangea.context.native import (
-    NativeContent,
-    check_json,
-    clone_sorted,
-    copy_json,
-    copy_json_value,
-)
 from hydrangea.context.readback import ReplyRoute, StableIds, for_model, messages_of, reply_of
-from hydrangea.context.registry import adapter_for
 from hydrangea.context.request_cache import RequestCache
-from hydrangea.context.streams import assemble
-from hydrangea.context.usage import UsageLog, usage_of
 from hydrangea.context.view import ContextView
 from hydrangea.errors import (
     ContextStateError,
@@ -36,6 +23,19 @@ from hydrangea.errors import (
 )
 from hydrangea.gateway import GatewayType
 from hydrangea.message import Message
+from hydrangea.providers import _json
+from hydrangea.providers.adapter import Adapter
+from hydrangea.providers.anthropic.caching import AnthropicCaching, cached_anthropic_kwargs
+from hydrangea.providers.native import (
+    NativeContent,
+    check_json,
+    clone_sorted,
+    copy_json,
+    copy_json_value,
+)
+from hydrangea.providers.registry import adapter_for
+from hydrangea.providers.streams import assemble
+from hydrangea.providers.usage import UsageLog, usage_of
 
 __all__ = ["Context"]
 
@@ -127,7 +127,7 @@ class Context(Sequence[NativeContent]):
                     "system_messages is for Anthropic models that take mid-conversation system "
                     f"messages; {self._gateway.value} sends a later system item in its own way"
                 )
-            from hydrangea.context.anthropic_messages import AnthropicAdapter
+            from hydrangea.providers.anthropic.adapter import AnthropicAdapter
 
             self._adapter = AnthropicAdapter(system_messages=True)
         self._binding = BindingGuard(self._adapter, broken_reasoning)
@@ -280,9 +280,9 @@ class Context(Sequence[NativeContent]):
         the response reports (tokens in and out, cache reads and writes) is recorded in
         :attr:`usage`.
 
-        Raw JSON (a dict or a list) is checked by :func:`~hydrangea.context.native.copy_json`'s
+        Raw JSON (a dict or a list) is checked by :func:`~hydrangea.providers.native.copy_json`'s
         walk before the adapter reads it, so an adapter never meets nesting past
-        :data:`~hydrangea.context.native.MAX_DEPTH`, a non-JSON value or unencodable text.
+        :data:`~hydrangea.providers.native.MAX_DEPTH`, a non-JSON value or unencodable text.
         """
         if isinstance(item, dict | list):  # checked and copied once: what is read out is ours
             body: list[Any] | dict[str, Any] = copy_json_value(item, "the pushed output")
@@ -319,7 +319,7 @@ class Context(Sequence[NativeContent]):
         """Append a complete streamed response: its raw events or chunks, in the order they came.
 
         Stores exactly the item the same response would give unstreamed (see
-        :mod:`hydrangea.context.streams`); ``model`` and ``route`` as in :meth:`push_back`. A
+        :mod:`hydrangea.providers.streams`); ``model`` and ``route`` as in :meth:`push_back`. A
         partial or out-of-order stream raises :class:`~hydrangea.errors.IncompleteStreamError`
         and nothing is appended.
         """
@@ -329,7 +329,7 @@ class Context(Sequence[NativeContent]):
         """Append native items (provider output or saved items); all or nothing.
 
         Each item is copied in one walk that checks its JSON shape (string keys, finite
-        numbers, JSON types only, nesting at most :data:`~hydrangea.context.native.MAX_DEPTH`
+        numbers, JSON types only, nesting at most :data:`~hydrangea.providers.native.MAX_DEPTH`
         deep) and its text (no lone surrogate: :class:`~hydrangea.errors.UnencodableTextError`),
         then put in the gateway's canonical form and checked as model output is
         (:meth:`Adapter.check_output`); use :meth:`emplace_message` for what you author.
@@ -415,7 +415,7 @@ class Context(Sequence[NativeContent]):
 
         ``items`` defaults to the whole Context; lifecycles pass the history plus their overlay.
         On Anthropic, the request for the whole Context carries cache breakpoints (see
-        :mod:`hydrangea.context.caching`; ``caching`` sets them or opts out); for other
+        :mod:`hydrangea.providers.anthropic.caching`; ``caching`` sets them or opts out); for other
         ``items`` the stable part is unknown and none are placed.
 
         With ``model``, the request is for that model: it is included as ``model``, and items
@@ -480,7 +480,7 @@ class Context(Sequence[NativeContent]):
         previous requests' ones, ``cuts`` where a later collection may cut the history)
         unless ``caching`` opts out. The top-level dict and lists are the caller's (a history
         list nothing references any more and nobody changed is brought up to date for a later
-        request instead of copied: :mod:`hydrangea.context._lent`); the message dicts are
+        request instead of copied: :mod:`hydrangea.providers._lent`); the message dicts are
         shared with other requests (read-only). ``tail`` may start with runs of
         ``overlay[0]``, ``overlay[1]`` ... items that later requests repeat (a lifecycle's
         components: the same objects, never mutated); their messages are kept between
@@ -596,7 +596,7 @@ class Context(Sequence[NativeContent]):
 
         Checked as :meth:`extend` checks, without its defensive copy: parsed JSON is
         already plain JSON values (finite numbers: the parser refused the others) and shared
-        with no caller. :func:`~hydrangea.context.native.check_json` still walks each item,
+        with no caller. :func:`~hydrangea.providers.native.check_json` still walks each item,
         because parsed JSON can hold lone surrogates (``"\\ud800"``) and deep nesting.
         """
         context = cls(gateway, system_messages=system_messages)

@@ -3,7 +3,7 @@
 * :func:`messages_of` turns native items into :class:`~hydrangea.message.Message` s through the
   adapter's ``to_messages``; id-less tool calls (Gemini, and Chat calls with ``"id": ""``) get
   the stable ids the pairing engine gives them over the whole history (``"<name>#<n>"``, see
-  :mod:`hydrangea.context.pairing`), so a ``ToolResultPart`` built from a call read back answers
+  :mod:`hydrangea.providers.pairing`), so a ``ToolResultPart`` built from a call read back answers
   exactly that call.
 * :func:`reply_of` joins the Messages of one model response into the single assistant reply
   an area's ``route()`` takes; :class:`Route` hands one reply to several areas
@@ -19,11 +19,11 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
-from hydrangea.context.adapter import Adapter
-from hydrangea.context.native import NativeContent
-from hydrangea.context.pairing import stable_call_id
 from hydrangea.errors import AreaUsageError
 from hydrangea.message import Message, Part, Role
+from hydrangea.providers.adapter import Adapter
+from hydrangea.providers.native import NativeContent
+from hydrangea.providers.pairing import stable_call_id
 
 __all__ = [
     "ReplyRoute",
@@ -98,7 +98,7 @@ class Route:
 class StableIds:
     """The stable ids of one growing item list's id-less calls, counted once per item.
 
-    A stable id (``"<name>#<n>"``, see :mod:`hydrangea.context.pairing`) depends only on how
+    A stable id (``"<name>#<n>"``, see :mod:`hydrangea.providers.pairing`) depends only on how
     many id-less calls of that name the items before it make, so a running count per name,
     with each item's id-less calls remembered, gives the ids of ``items[start:]`` in
     O(new items + len(items) - start) instead of pairing the whole history. :meth:`truncate`

@@ -32,7 +32,7 @@ A detach below the cached prefix cuts the cache back to the last boundary before
 Cached messages are built once and shared by every later request (read-only; see "What you may
 mutate" in the providers guide); the request's top-level dict and lists are the caller's: the
 history list is a fresh copy of the prefix, or a list an earlier request handed out that nothing
-references any more, brought up to date in place (:mod:`hydrangea.context._lent`).
+references any more, brought up to date in place (:mod:`hydrangea.providers._lent`).
 """
 
 from __future__ import annotations
@@ -44,13 +44,18 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any, assert_never
 
-from hydrangea.context._gemini_request import build_gemini_request
-from hydrangea.context._lent import Lender, reset, seal
-from hydrangea.context.adapter import Adapter
-from hydrangea.context.caching import BlockView, CachedBlocks, head_blocks, message_blocks
-from hydrangea.context.native import NativeContent, share_items
-from hydrangea.context.pairing import Pairing, pair_items
 from hydrangea.gateway import GatewayType
+from hydrangea.providers._lent import Lender, reset, seal
+from hydrangea.providers.adapter import Adapter
+from hydrangea.providers.anthropic.caching import (
+    BlockView,
+    CachedBlocks,
+    head_blocks,
+    message_blocks,
+)
+from hydrangea.providers.gemini._request import build_gemini_request
+from hydrangea.providers.native import NativeContent, share_items
+from hydrangea.providers.pairing import Pairing, pair_items
 
 __all__ = ["RequestCache"]
 
@@ -212,7 +217,8 @@ class RequestCache:
         overlay: Sequence[int] = (),
     ) -> tuple[dict[str, Any], Sequence[Any], tuple[int, ...]]:
         """Anthropic: :meth:`build`, with the request's blocks and caller-marker positions as
-        :func:`~hydrangea.context.caching.cache_anthropic_request` computes them, the cached
+        :func:`~hydrangea.providers.anthropic.caching.cache_anthropic_request` computes them, the
+        cached
         prefix's taken from the cache. The blocks are a view of the cache's own (read them
         before the next call of this cache), so the cost does not grow with the prefix."""
         built, checkpoint = self._compose(source, stable, tail, overlay)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import overload
 
-from hydrangea.context.native import NativeContent
 from hydrangea.errors import ContextStateError
+from hydrangea.providers.native import NativeContent
 
 __all__ = ["ContextView"]
 

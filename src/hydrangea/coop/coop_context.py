@@ -25,7 +25,6 @@ from typing import Protocol, assert_never
 from hydrangea import _spans, tracing
 from hydrangea.context.area import AnyContextArea, AreaFlowState, AreaLifeState
 from hydrangea.context.context import Context
-from hydrangea.context.native import NativeContent, copy_json
 from hydrangea.coop._steps import Steps, adrive, drive, settle
 from hydrangea.coop.collector import RangedArea, plan_collection, repair_cursor
 from hydrangea.coop.effect_range import EffectRange
@@ -33,6 +32,7 @@ from hydrangea.coop.errors import AreaContractError, DuplicateAreaError, GcProlo
 from hydrangea.coop.view import AreaRecord, CollectionRecord, CoopSnapshot
 from hydrangea.errors import ContextStateError
 from hydrangea.message import Message
+from hydrangea.providers.native import NativeContent, copy_json
 
 __all__ = ["CoopContext"]
 

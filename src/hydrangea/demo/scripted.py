@@ -15,10 +15,10 @@ import json
 from dataclasses import dataclass
 from typing import Any, assert_never
 
-from hydrangea.context.native import NativeContent
 from hydrangea.demo.scenario import TurnSpec
 from hydrangea.gateway import GatewayType
 from hydrangea.message import Message, Role, TextPart, ToolCallPart
+from hydrangea.providers.native import NativeContent
 
 __all__ = ["ModelReply", "ReasoningState", "ScriptedModel"]
 

@@ -55,8 +55,6 @@ from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from hydrangea.context import Context
-from hydrangea.context.native import copy_json
-from hydrangea.context.openai_responses import OpenAIResponsesAdapter
 from hydrangea.errors import (
     ContextStateError,
     MissingExtraError,
@@ -65,6 +63,8 @@ from hydrangea.errors import (
 )
 from hydrangea.gateway import GatewayType
 from hydrangea.integrations._tool_fence import fence_once
+from hydrangea.providers.native import copy_json
+from hydrangea.providers.openai.responses import OpenAIResponsesAdapter
 from hydrangea.stores.base import check_id
 
 try:

@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hydrangea import _spans
-from hydrangea.context.adapter import Adapter
-from hydrangea.context.caching import AnthropicCaching, cached_anthropic_kwargs
 from hydrangea.context.context import Context
-from hydrangea.context.native import NativeContent
 from hydrangea.gateway import GatewayType
 from hydrangea.lifecycle.visibility import Phase
+from hydrangea.providers.adapter import Adapter
+from hydrangea.providers.anthropic.caching import AnthropicCaching, cached_anthropic_kwargs
+from hydrangea.providers.native import NativeContent
 
 __all__ = [
     "HistoryLog", "HistoryView", "LifecycleRequest", "OverlayItem", "Sending", "Snapshot",
@@ -140,7 +140,8 @@ class LifecycleRequest:
     earlier_stable: tuple[int, ...] = ()
     """:attr:`stable` of the previous requests, newest first, while their items are unchanged."""
     caching: AnthropicCaching | None = None
-    """Anthropic breakpoint settings (``None``: the defaults; :mod:`hydrangea.context.caching`)."""
+    """Anthropic breakpoint settings (``None``: the defaults;
+    :mod:`hydrangea.providers.anthropic.caching`)."""
     boundaries: dict[int, int] | None = None
     """The session's memo of where item boundaries fall in the built messages (shared)."""
     context: Context | None = None

@@ -15,9 +15,7 @@ from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from hydrangea._saved import check_format
-from hydrangea.context.adapter import Adapter
 from hydrangea.context.context import Context
-from hydrangea.context.native import MAX_DEPTH, NativeContent, copy_json
 from hydrangea.errors import HydrangeaError, SerializationError, UnencodableTextError
 from hydrangea.lifecycle.component import AUTO_KEY_PREFIX, Component, Placement, Stage
 from hydrangea.lifecycle.history import (
@@ -31,6 +29,8 @@ from hydrangea.lifecycle.history import (
 from hydrangea.lifecycle.table import Entry
 from hydrangea.lifecycle.visibility import Phase
 from hydrangea.message import Message
+from hydrangea.providers.adapter import Adapter
+from hydrangea.providers.native import MAX_DEPTH, NativeContent, copy_json
 from hydrangea.text import check_encodable
 
 if TYPE_CHECKING:

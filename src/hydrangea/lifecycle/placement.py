@@ -6,18 +6,18 @@ newest item is part of such an exchange, "before the newest item" means before t
 exchange. The rule is deterministic: the same history gives the same insertion point.
 
 What counts as a call or a result is provider knowledge; it is asked of the gateway's adapter
-(:meth:`~hydrangea.context.adapter.Adapter.opens_exchange` and
-:meth:`~hydrangea.context.adapter.Adapter.closes_exchange`).
+(:meth:`~hydrangea.providers.adapter.Adapter.opens_exchange` and
+:meth:`~hydrangea.providers.adapter.Adapter.closes_exchange`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hydrangea.context.adapter import Adapter
-from hydrangea.context.native import NativeContent
-from hydrangea.context.registry import adapter_for
 from hydrangea.gateway import GatewayType
+from hydrangea.providers.adapter import Adapter
+from hydrangea.providers.native import NativeContent
+from hydrangea.providers.registry import adapter_for
 
 __all__ = ["before_newest"]
 

@@ -37,9 +37,7 @@ from typing import Literal, Protocol, runtime_checkable
 
 from hydrangea import _spans
 from hydrangea._saved import read_text_checked, write_text_atomic
-from hydrangea.context.caching import AnthropicCaching
 from hydrangea.context.context import Context
-from hydrangea.context.native import NativeContent
 from hydrangea.coop.coop_context import CoopContext
 from hydrangea.errors import ContextStateError
 from hydrangea.gateway import GatewayType
@@ -57,6 +55,8 @@ from hydrangea.lifecycle.records import ComponentState, PlainRenderer, Renderer,
 from hydrangea.lifecycle.schedule import Episode, Resend, plan_of, size_of
 from hydrangea.lifecycle.table import ComponentTable, Entry, check_mutable
 from hydrangea.message import Message
+from hydrangea.providers.anthropic.caching import AnthropicCaching
+from hydrangea.providers.native import NativeContent
 
 __all__ = ["Lifecycle", "Resend", "Sending"]
 
@@ -78,8 +78,9 @@ class Lifecycle:
     session from one thread.
 
     On Anthropic every request's kwargs carry cache breakpoints on the stable history (see
-    :mod:`hydrangea.context.caching`); ``caching`` sets the model, TTL or opts out. ``resend``
-    chooses how a component visible over several episodes is sent again (:class:`Resend`).
+    :mod:`hydrangea.providers.anthropic.caching`); ``caching`` sets the model, TTL or opts out.
+    ``resend`` chooses how a component visible over several episodes is sent again
+    (:class:`Resend`).
     """
 
     __slots__ = (

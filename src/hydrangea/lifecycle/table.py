@@ -12,7 +12,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from hydrangea.context.native import NativeContent
 from hydrangea.lifecycle.component import AUTO_KEY_PREFIX, Component, Phase, check_tags
 from hydrangea.lifecycle.errors import (
     ComponentNotFoundError,
@@ -21,6 +20,7 @@ from hydrangea.lifecycle.errors import (
     PermanentComponentError,
 )
 from hydrangea.lifecycle.history import OverlayItem
+from hydrangea.providers.native import NativeContent
 
 __all__ = ["ComponentTable", "Entry", "Plan", "check_mutable"]
 

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from hydrangea.context.context import Context
-from hydrangea.context.native import NativeContent
 from hydrangea.coop.coop_context import CoopContext
 from hydrangea.coop.state import CoopState, restore_coop_state
 from hydrangea.errors import HydrangeaError, InvalidItemError, SerializationError, StoreError
@@ -18,6 +17,7 @@ from hydrangea.gateway import GatewayType
 from hydrangea.lifecycle import persist
 from hydrangea.lifecycle.history import Segment
 from hydrangea.lifecycle.session import Lifecycle
+from hydrangea.providers.native import NativeContent
 from hydrangea.stores.changes import (
     KINDS,
     Attach,

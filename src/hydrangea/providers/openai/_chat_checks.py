@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from hydrangea.context._openai_common import foreign_block_type, require_str
-from hydrangea.context.native import NativeContent
 from hydrangea.errors import GatewayMismatchError, InvalidItemError
+from hydrangea.providers.native import NativeContent
+from hydrangea.providers.openai._common import foreign_block_type, require_str
 
 __all__ = ["ASSISTANT_KEYS", "check_chat_output", "validate_chat_message"]
 

@@ -25,22 +25,22 @@ import json
 from collections.abc import Sequence
 from typing import Any, Literal, TypedDict, assert_never
 
-from hydrangea.context._gemini_checks import canonical, check_output, validate_strict
-from hydrangea.context._gemini_read import OTHER_MODEL_SIGNATURE, read_content, without_signatures
-from hydrangea.context._gemini_request import (
+from hydrangea.errors import InvalidItemError
+from hydrangea.gateway import GatewayType
+from hydrangea.message import ImagePart, Message, Role, TextPart, ToolCallPart, ToolResultPart
+from hydrangea.providers._intake import output_body
+from hydrangea.providers._output import dict_entries
+from hydrangea.providers.adapter import Adapter, CallIds
+from hydrangea.providers.gemini._checks import canonical, check_output, validate_strict
+from hydrangea.providers.gemini._read import OTHER_MODEL_SIGNATURE, read_content, without_signatures
+from hydrangea.providers.gemini._request import (
     LEADING_USER_PLACEHOLDER,
     SYSTEM_NOTICE_PREFIX,
     build_gemini_request,
     response_text,
 )
-from hydrangea.context._intake import output_body
-from hydrangea.context._output import dict_entries
-from hydrangea.context.adapter import Adapter, CallIds
-from hydrangea.context.native import NativeContent, copy_json
-from hydrangea.context.pairing import CallSite, ResultSite
-from hydrangea.errors import InvalidItemError
-from hydrangea.gateway import GatewayType
-from hydrangea.message import ImagePart, Message, Role, TextPart, ToolCallPart, ToolResultPart
+from hydrangea.providers.native import NativeContent, copy_json
+from hydrangea.providers.pairing import CallSite, ResultSite
 
 __all__ = [
     "LEADING_USER_PLACEHOLDER",
@@ -116,7 +116,7 @@ class GeminiAdapter(Adapter):
     def tool_sites(self, item: NativeContent) -> tuple[list[CallSite], list[ResultSite]]:
         """``function_call`` parts of a model turn, ``function_response`` parts of a user turn.
 
-        A call without an id pairs by name (see :mod:`hydrangea.context.pairing`); server-side
+        A call without an id pairs by name (see :mod:`hydrangea.providers.pairing`); server-side
         ``tool_call`` / ``tool_response`` parts are not described.
         """
         calls: list[CallSite] = []

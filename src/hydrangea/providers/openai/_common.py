@@ -10,10 +10,10 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from hydrangea.context._output import dict_entries
-from hydrangea.context.native import NativeContent
 from hydrangea.errors import InvalidItemError, UnsupportedContentError
 from hydrangea.message import ImagePart, Message, TextPart, ToolCallPart, ToolResultPart
+from hydrangea.providers._output import dict_entries
+from hydrangea.providers.native import NativeContent
 
 __all__ = [
     "TOOL_ERROR_PREFIX",

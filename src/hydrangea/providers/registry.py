@@ -5,8 +5,8 @@ from __future__ import annotations
 from functools import cache
 from typing import assert_never
 
-from hydrangea.context.adapter import Adapter
 from hydrangea.gateway import GatewayType
+from hydrangea.providers.adapter import Adapter
 
 __all__ = ["adapter_for"]
 
@@ -16,19 +16,19 @@ def adapter_for(gateway: GatewayType) -> Adapter:
     """The shared adapter instance for ``gateway``."""
     match gateway:
         case GatewayType.openai:
-            from hydrangea.context.openai_chat import OpenAIChatAdapter
+            from hydrangea.providers.openai.chat import OpenAIChatAdapter
 
             return OpenAIChatAdapter()
         case GatewayType.openai_responses:
-            from hydrangea.context.openai_responses import OpenAIResponsesAdapter
+            from hydrangea.providers.openai.responses import OpenAIResponsesAdapter
 
             return OpenAIResponsesAdapter()
         case GatewayType.anthropic:
-            from hydrangea.context.anthropic_messages import AnthropicAdapter
+            from hydrangea.providers.anthropic.adapter import AnthropicAdapter
 
             return AnthropicAdapter()
         case GatewayType.gemini:
-            from hydrangea.context.gemini import GeminiAdapter
+            from hydrangea.providers.gemini.adapter import GeminiAdapter
 
             return GeminiAdapter()
         case _:

@@ -12,10 +12,10 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from hydrangea.context.native import NativeContent
-from hydrangea.context.pairing import CallSite, Pairing, ResultSite, pair_items
 from hydrangea.gateway import GatewayType
 from hydrangea.message import Message
+from hydrangea.providers.native import NativeContent
+from hydrangea.providers.pairing import CallSite, Pairing, ResultSite, pair_items
 
 __all__ = ["ORPHAN_CALL_NOTICE", "Adapter", "CallIds"]
 
@@ -87,10 +87,10 @@ class Adapter(ABC):
     @abstractmethod
     def tool_sites(self, item: NativeContent) -> tuple[list[CallSite], list[ResultSite]]:
         """The client-side tool calls ``item`` makes and the tool results it carries, for the
-        pairing engine (:mod:`hydrangea.context.pairing`). Server-side tool pairs are left out."""
+        pairing engine (:mod:`hydrangea.providers.pairing`). Server-side tool pairs are left out."""
 
     def pairing(self, items: Sequence[NativeContent]) -> Pairing:
-        """Which result answers which call in ``items`` (see :mod:`hydrangea.context.pairing`)."""
+        """Which result answers which call in ``items`` (see :mod:`hydrangea.providers.pairing`)."""
         return pair_items(items, self.tool_sites, by_name=self.pairs_by_name)
 
     @abstractmethod

@@ -9,7 +9,7 @@ The rules, all deterministic (same items, same request) and none of them touchin
 * Every ``function_call`` of a model turn is answered by a ``function_response`` in the user turn
   right after it, responses first and in call order (the API wants one response per call there).
   Which response answers which call is the pairing engine's decision
-  (:mod:`hydrangea.context.pairing`: by id, else by function name in call order, and by the
+  (:mod:`hydrangea.providers.pairing`: by id, else by function name in call order, and by the
   stable id ``"<name>#<n>"`` of an id-less call); the response is moved there if it sits further
   down, and carries its call's ``name`` and ``id`` (no ``id`` for an id-less call). A call with
   no response gets ``{"error": ORPHAN_CALL_NOTICE}``.
@@ -29,17 +29,17 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from hydrangea.context._turns import (
+from hydrangea.errors import RequestOptionError
+from hydrangea.providers._turns import (
     LEADING_USER_PLACEHOLDER,
     SYSTEM_NOTICE_PREFIX,
     Turn,
     emit_turns,
     split_leading_system,
 )
-from hydrangea.context.adapter import ORPHAN_CALL_NOTICE
-from hydrangea.context.native import NativeContent
-from hydrangea.context.pairing import Pairing
-from hydrangea.errors import RequestOptionError
+from hydrangea.providers.adapter import ORPHAN_CALL_NOTICE
+from hydrangea.providers.native import NativeContent
+from hydrangea.providers.pairing import Pairing
 
 __all__ = [
     "LEADING_USER_PLACEHOLDER",

@@ -39,9 +39,9 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any, Literal, NamedTuple, Protocol, get_args, overload
 
-from hydrangea.context.adapter import Adapter
-from hydrangea.context.native import NativeContent, without_key
 from hydrangea.errors import CachingError
+from hydrangea.providers.adapter import Adapter
+from hydrangea.providers.native import NativeContent, without_key
 
 __all__ = [
     "DEFAULT_MIN_TOKENS",

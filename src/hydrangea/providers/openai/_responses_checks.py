@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from hydrangea.context._openai_common import foreign_block_type, require_str
-from hydrangea.context.native import NativeContent
 from hydrangea.errors import GatewayMismatchError, InvalidItemError
+from hydrangea.providers.native import NativeContent
+from hydrangea.providers.openai._common import foreign_block_type, require_str
 
 __all__ = [
     "CALL_OUTPUT_TYPES",

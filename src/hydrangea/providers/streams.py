@@ -52,13 +52,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import assert_never
 
-from hydrangea.context.streams._anthropic import assemble_anthropic
-from hydrangea.context.streams._chat import assemble_chat
-from hydrangea.context.streams._common import Json
-from hydrangea.context.streams._gemini import assemble_gemini
-from hydrangea.context.streams._responses import assemble_responses
 from hydrangea.errors import IncompleteStreamError
 from hydrangea.gateway import GatewayType
+from hydrangea.providers._streaming import Json
+from hydrangea.providers.anthropic.stream import assemble_anthropic
+from hydrangea.providers.gemini.stream import assemble_gemini
+from hydrangea.providers.openai.chat_stream import assemble_chat
+from hydrangea.providers.openai.responses_stream import assemble_responses
 
 __all__ = ["assemble", "event_dict"]
 
@@ -91,7 +91,7 @@ def event_dict(event: object) -> Json:
     """One stream event as its JSON dict (SDK objects are dumped as the API sent them)."""
     if isinstance(event, dict):
         return event
-    from hydrangea.context.sdk import _dump_genai, _dump_pydantic
+    from hydrangea.providers.sdk import _dump_genai, _dump_pydantic
 
     module = type(event).__module__
     if module.startswith("google.genai"):

@@ -13,7 +13,7 @@ The rules, all deterministic (same items, same request) and none of them touchin
   the ``tool_result`` blocks first in that turn (the API's rule). The result for a call is the
   first later ``tool_result`` with the same id; it is moved there if it sits further down.
   Results keep their stored order; a call with no result gets an error result reading
-  :data:`~hydrangea.context.adapter.ORPHAN_CALL_NOTICE` after them. A user turn is inserted
+  :data:`~hydrangea.providers.adapter.ORPHAN_CALL_NOTICE` after them. A user turn is inserted
   when the next turn is not a user turn.
 * A ``tool_result`` that answers no earlier call becomes text, ``"[tool result <id>] ..."``.
 * Consecutive turns of one role are left as they are: the API combines them itself.
@@ -30,16 +30,16 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from hydrangea.context._turns import (
+from hydrangea.providers._turns import (
     LEADING_USER_PLACEHOLDER,
     SYSTEM_NOTICE_PREFIX,
     Turn,
     emit_turns,
     split_leading_system,
 )
-from hydrangea.context.adapter import ORPHAN_CALL_NOTICE
-from hydrangea.context.native import NativeContent
-from hydrangea.context.pairing import Pairing
+from hydrangea.providers.adapter import ORPHAN_CALL_NOTICE
+from hydrangea.providers.native import NativeContent
+from hydrangea.providers.pairing import Pairing
 
 __all__ = ["LEADING_USER_PLACEHOLDER", "SYSTEM_NOTICE_PREFIX", "build_anthropic_request"]
 

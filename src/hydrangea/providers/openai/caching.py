@@ -21,8 +21,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-from hydrangea.context.native import NativeContent
 from hydrangea.errors import CachingError
+from hydrangea.providers.native import NativeContent
 
 __all__ = ["OpenAICaching", "PromptCacheRetention", "session_cache_key"]
 

@@ -6,10 +6,10 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from hydrangea.context._openai_common import TOOL_ERROR_PREFIX
-from hydrangea.context.native import NativeContent
-from hydrangea.context.pairing import stable_call_id
 from hydrangea.message import ImagePart, Message, Part, Role, TextPart, ToolCallPart, ToolResultPart
+from hydrangea.providers.native import NativeContent
+from hydrangea.providers.openai._common import TOOL_ERROR_PREFIX
+from hydrangea.providers.pairing import stable_call_id
 
 __all__ = ["RAW_ARGUMENTS_KEY", "read_chat_message", "read_responses_item"]
 

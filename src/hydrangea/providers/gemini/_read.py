@@ -7,10 +7,10 @@ import binascii
 from collections.abc import Mapping
 from typing import Any
 
-from hydrangea.context._gemini_request import response_text
-from hydrangea.context.native import NativeContent
-from hydrangea.context.pairing import stable_call_id
 from hydrangea.message import ImagePart, Message, Part, Role, TextPart, ToolCallPart, ToolResultPart
+from hydrangea.providers.gemini._request import response_text
+from hydrangea.providers.native import NativeContent
+from hydrangea.providers.pairing import stable_call_id
 
 __all__ = ["OTHER_MODEL_SIGNATURE", "read_content", "without_signatures"]
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from hydrangea.context.sdk import is_azure_filter_chunk
-from hydrangea.context.streams._common import Json, fail, kind, merge_delta
+from hydrangea.providers._streaming import Json, fail, kind, merge_delta
+from hydrangea.providers.sdk import is_azure_filter_chunk
 
 NAME = "openai"
 

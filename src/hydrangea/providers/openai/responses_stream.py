@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from hydrangea.context.streams._common import Json, fail, kind
 from hydrangea.errors import IncompleteStreamError, InvalidItemError
+from hydrangea.providers._streaming import Json, fail, kind
 
 NAME = "openai_responses"
 

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from hydrangea.context.native import NativeContent, clone_json
+from hydrangea.providers.native import NativeContent, clone_json
 
 __all__ = [
     "LEADING_USER_PLACEHOLDER",

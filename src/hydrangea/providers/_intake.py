@@ -28,10 +28,10 @@ from datetime import datetime
 from enum import Enum
 from typing import Any
 
-from hydrangea.context.native import without_key
-from hydrangea.context.sdk import read_sdk_response, stream_event_gateway, stream_event_hint
 from hydrangea.errors import GatewayMismatchError, InvalidItemError, StreamEventError
 from hydrangea.gateway import GatewayType
+from hydrangea.providers.native import without_key
+from hydrangea.providers.sdk import read_sdk_response, stream_event_gateway, stream_event_hint
 
 __all__ = ["body_gateway", "output_body", "sdk_native"]
 
@@ -73,7 +73,7 @@ def sdk_native(output: object) -> tuple[GatewayType, object] | None:
     """The gateway and the JSON of an SDK response object, or ``None`` if it is none.
 
     The single point where SDK objects are recognised: responses and stream events by type,
-    subclasses included (:mod:`hydrangea.context.sdk`); a stream event raises
+    subclasses included (:mod:`hydrangea.providers.sdk`); a stream event raises
     :class:`~hydrangea.errors.StreamEventError`. Other objects of an SDK's modules (a
     ``ChatCompletionMessage``, one Responses output item) are dumped the same way.
     """
@@ -124,7 +124,7 @@ def body_gateway(body: dict[str, Any]) -> GatewayType | None:
 def output_body(output: object, gateway: GatewayType, *, checked: bool = False) -> object:
     """``output`` as JSON (a dict, a list, or what it was), checked to belong to ``gateway``.
 
-    ``checked``: ``output`` is JSON that :func:`~hydrangea.context.native.copy_json_value`
+    ``checked``: ``output`` is JSON that :func:`~hydrangea.providers.native.copy_json_value`
     returned (so it serializes; the ``json.dumps`` trial is skipped).
     """
     if isinstance(output, dict):

@@ -11,21 +11,21 @@ takes it. Conversion from a :class:`~hydrangea.message.Message`:
 * assistant -> one message with the text and the ``tool_calls`` (arguments as a JSON string).
 
 Images are ``image_url`` parts; bytes become a base64 ``data:`` URL. A failed tool result is
-marked by the prefix :data:`~hydrangea.context._openai_common.TOOL_ERROR_PREFIX`.
+marked by the prefix :data:`~hydrangea.providers.openai._common.TOOL_ERROR_PREFIX`.
 
 Pairing rule of the request builder (deterministic, stored items untouched): Chat Completions
 wants the answers to an assistant message's ``tool_calls`` in the run of tool messages right after
 it. Which tool message answers which call is the pairing engine's decision
-(:mod:`hydrangea.context.pairing`); the answer is moved into that run if it sits further down
+(:mod:`hydrangea.providers.pairing`); the answer is moved into that run if it sits further down
 (after a user message, say), as the Anthropic and Gemini builders do. The run holds the answers
 in their stored order, then, for each call with no answer anywhere after it, a tool message reading
-:data:`~hydrangea.context.adapter.ORPHAN_CALL_NOTICE`. Every other message keeps its order; a tool
+:data:`~hydrangea.providers.adapter.ORPHAN_CALL_NOTICE`. Every other message keeps its order; a tool
 message that answers no earlier call (a second answer, one whose call is missing or comes later)
 stays where it is as a user message ``"[tool result <id>] <content>"``.
 
 Tool calls without an id: Gemini's OpenAI-compatible endpoint sends ``"id": ""`` on its tool
 calls. The stored message keeps the empty id byte for byte; to the pairing engine such a call is
-id-less, so it gets the stable id ``"<function name>#<n>"`` (:func:`~hydrangea.context.pairing.
+id-less, so it gets the stable id ``"<function name>#<n>"`` (:func:`~hydrangea.providers.pairing.
 stable_call_id`) and a result naming that id, or the function name, answers it. On the wire the
 request carries that stable id twice, as the call's ``id`` and as its tool message's
 ``tool_call_id``: the endpoint finds a tool result's function by the ``tool_call_id`` among the
@@ -49,13 +49,18 @@ import logging
 from collections.abc import Sequence
 from typing import Any, Literal, NotRequired, TypedDict, assert_never
 
-from hydrangea.context._intake import output_body
-from hydrangea.context._openai_chat_checks import (
+from hydrangea.errors import InvalidItemError
+from hydrangea.gateway import GatewayType
+from hydrangea.message import Message, Role, TextPart
+from hydrangea.providers._intake import output_body
+from hydrangea.providers.adapter import ORPHAN_CALL_NOTICE, Adapter, CallIds
+from hydrangea.providers.native import NativeContent, clone_json
+from hydrangea.providers.openai._chat_checks import (
     ASSISTANT_KEYS,
     check_chat_output,
     validate_chat_message,
 )
-from hydrangea.context._openai_common import (
+from hydrangea.providers.openai._common import (
     arguments_json,
     image_url,
     orphan_result_text,
@@ -64,13 +69,8 @@ from hydrangea.context._openai_common import (
     split_user_parts,
     tool_result_text,
 )
-from hydrangea.context._openai_read import read_chat_message
-from hydrangea.context.adapter import ORPHAN_CALL_NOTICE, Adapter, CallIds
-from hydrangea.context.native import NativeContent, clone_json
-from hydrangea.context.pairing import CallSite, Pairing, ResultSite
-from hydrangea.errors import InvalidItemError
-from hydrangea.gateway import GatewayType
-from hydrangea.message import Message, Role, TextPart
+from hydrangea.providers.openai._read import read_chat_message
+from hydrangea.providers.pairing import CallSite, Pairing, ResultSite
 
 __all__ = ["ChatMessage", "ChatToolCall", "OpenAIChatAdapter"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from hydrangea.context.streams._common import Json, fail, kind
 from hydrangea.errors import IncompleteStreamError
+from hydrangea.providers._streaming import Json, fail, kind
 
 NAME = "gemini"
 _SIGNATURE_KEYS = ("thoughtSignature", "thought_signature")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from hydrangea.context.sdk import ANTHROPIC_STREAM_EVENT_TYPES
-from hydrangea.context.streams._common import Json, fail, kind, merge_delta
 from hydrangea.errors import InvalidItemError
+from hydrangea.providers._streaming import Json, fail, kind, merge_delta
+from hydrangea.providers.sdk import ANTHROPIC_STREAM_EVENT_TYPES
 
 NAME = "anthropic"
 

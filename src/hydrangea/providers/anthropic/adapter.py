@@ -25,17 +25,6 @@ import json
 from collections.abc import Sequence
 from typing import Any, Literal, TypedDict, assert_never
 
-from hydrangea.context._anthropic_checks import check_output, validate_strict
-from hydrangea.context._anthropic_request import (
-    LEADING_USER_PLACEHOLDER,
-    SYSTEM_NOTICE_PREFIX,
-    build_anthropic_request,
-)
-from hydrangea.context._intake import output_body
-from hydrangea.context._output import dict_entries
-from hydrangea.context.adapter import Adapter, CallIds
-from hydrangea.context.native import NativeContent, copy_json
-from hydrangea.context.pairing import CallSite, ResultSite
 from hydrangea.errors import InvalidItemError, UnsupportedContentError
 from hydrangea.gateway import GatewayType
 from hydrangea.message import (
@@ -47,6 +36,17 @@ from hydrangea.message import (
     ToolCallPart,
     ToolResultPart,
 )
+from hydrangea.providers._intake import output_body
+from hydrangea.providers._output import dict_entries
+from hydrangea.providers.adapter import Adapter, CallIds
+from hydrangea.providers.anthropic._checks import check_output, validate_strict
+from hydrangea.providers.anthropic._request import (
+    LEADING_USER_PLACEHOLDER,
+    SYSTEM_NOTICE_PREFIX,
+    build_anthropic_request,
+)
+from hydrangea.providers.native import NativeContent, copy_json
+from hydrangea.providers.pairing import CallSite, ResultSite
 
 __all__ = [
     "LEADING_USER_PLACEHOLDER",
@@ -81,7 +81,7 @@ class AnthropicAdapter(Adapter):
     ``system_messages=True`` (``Context(..., system_messages=True)``) is for models that take
     mid-conversation ``role: "system"`` messages: a system item after the leading run is then
     sent as one where the API's placement rule allows it, instead of as ``"[system]"`` user
-    text (see :mod:`hydrangea.context._anthropic_request`).
+    text (see :mod:`hydrangea.providers.anthropic._request`).
     """
 
     gateway = GatewayType.anthropic

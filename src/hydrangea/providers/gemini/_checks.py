@@ -14,8 +14,8 @@ import base64
 import re
 from typing import Any
 
-from hydrangea.context.native import NativeContent
 from hydrangea.errors import GatewayMismatchError, InvalidItemError
+from hydrangea.providers.native import NativeContent
 
 __all__ = ["canonical", "check_output", "validate_strict"]
 

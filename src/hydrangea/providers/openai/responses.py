@@ -32,8 +32,8 @@ sends input messages without it (the stored item keeps it).
 
 Pairing rule of the request builder: a ``function_call`` (or ``custom_tool_call``) is answered
 by an output with its ``call_id`` anywhere after it, as the pairing engine decides
-(:mod:`hydrangea.context.pairing`). An unanswered call gets an output
-reading :data:`~hydrangea.context.adapter.ORPHAN_CALL_NOTICE` right after the model turn that
+(:mod:`hydrangea.providers.pairing`). An unanswered call gets an output
+reading :data:`~hydrangea.providers.adapter.ORPHAN_CALL_NOTICE` right after the model turn that
 made it (the run of model-side items holding the call); an output that answers nothing becomes a
 user message ``"[tool result <call_id>] <output>"`` in its place.
 
@@ -62,8 +62,13 @@ import logging
 from collections.abc import Sequence
 from typing import Any, Literal, NotRequired, TypedDict, assert_never
 
-from hydrangea.context._intake import output_body
-from hydrangea.context._openai_common import (
+from hydrangea.errors import CompactionPlacementError, InvalidItemError
+from hydrangea.gateway import GatewayType
+from hydrangea.message import Message, Role, TextPart
+from hydrangea.providers._intake import output_body
+from hydrangea.providers.adapter import ORPHAN_CALL_NOTICE, Adapter, CallIds
+from hydrangea.providers.native import NativeContent, clone_json
+from hydrangea.providers.openai._common import (
     arguments_json,
     image_url,
     orphan_result_text,
@@ -72,19 +77,14 @@ from hydrangea.context._openai_common import (
     split_user_parts,
     tool_result_text,
 )
-from hydrangea.context._openai_read import read_responses_item
-from hydrangea.context._openai_responses_checks import (
+from hydrangea.providers.openai._read import read_responses_item
+from hydrangea.providers.openai._responses_checks import (
     CALL_OUTPUT_TYPES,
     check_responses_output,
     is_model_side,
     validate_responses_item,
 )
-from hydrangea.context.adapter import ORPHAN_CALL_NOTICE, Adapter, CallIds
-from hydrangea.context.native import NativeContent, clone_json
-from hydrangea.context.pairing import CallSite, ResultSite
-from hydrangea.errors import CompactionPlacementError, InvalidItemError
-from hydrangea.gateway import GatewayType
-from hydrangea.message import Message, Role, TextPart
+from hydrangea.providers.pairing import CallSite, ResultSite
 
 __all__ = ["OpenAIResponsesAdapter", "ResponsesMessage", "ResponsesReasoning"]
 

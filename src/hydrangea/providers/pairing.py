@@ -3,7 +3,7 @@
 It decides, for a history of native items, which tool result answers which tool call and which
 results answer nothing (orphans). Adapters only *describe* items: the tool calls an item makes
 (:class:`CallSite`) and the tool results it carries (:class:`ResultSite`), through
-:meth:`~hydrangea.context.adapter.Adapter.tool_sites`. Where a result must stand in the request
+:meth:`~hydrangea.providers.adapter.Adapter.tool_sites`. Where a result must stand in the request
 (the next user turn, the run of tool messages after the call, anywhere later) is each request
 builder's business; the decision of *who answers whom* is made here, once, for all four.
 
@@ -48,7 +48,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
-from hydrangea.context.native import NativeContent
+from hydrangea.providers.native import NativeContent
 
 __all__ = [
     "CallSite",

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from hydrangea.context.native import NativeContent
 from hydrangea.errors import GatewayMismatchError, InvalidItemError
+from hydrangea.providers.native import NativeContent
 
 __all__ = ["check_output", "validate_strict"]
 
