@@ -20,7 +20,11 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from hydrangea import _moved
+
+_moved.install()
+
+__version__ = "0.2.0.dev0"
 
 _EXPORTS: dict[str, str] = {
     "AreaFlowState": "hydrangea.context.area",

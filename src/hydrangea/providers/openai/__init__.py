@@ -1,0 +1,17 @@
+"""OpenAI: the Chat Completions and Responses adapters, their checks, prompt caching, streams."""
+
+from hydrangea.providers.openai.caching import (
+    OpenAICaching,
+    PromptCacheRetention,
+    session_cache_key,
+)
+from hydrangea.providers.openai.chat import OpenAIChatAdapter
+from hydrangea.providers.openai.responses import OpenAIResponsesAdapter
+
+__all__ = [
+    "OpenAICaching",
+    "OpenAIChatAdapter",
+    "OpenAIResponsesAdapter",
+    "PromptCacheRetention",
+    "session_cache_key",
+]
