@@ -43,7 +43,7 @@ MOVED: dict[str, str] = {
 class _Alias(importlib.abc.Loader):
     """Loads an old path as the module it moved to."""
 
-    __slots__ = ("_target", "_own_spec")
+    __slots__ = ("_own_spec", "_target")
 
     def __init__(self, target: str) -> None:
         self._target = target

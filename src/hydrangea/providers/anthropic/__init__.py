@@ -1,4 +1,4 @@
-"""Anthropic Messages: the adapter, its wire checks and request building, prompt caching, streams."""
+"""Anthropic Messages: the adapter, its wire checks and request building, caching, streams."""
 
 from hydrangea.providers.anthropic.adapter import AnthropicAdapter
 from hydrangea.providers.anthropic.caching import AnthropicCaching, CacheTTL
