@@ -21,10 +21,9 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from hydrangea import _moved
+from hydrangea._version import __version__
 
 _moved.install()
-
-__version__ = "0.2.0.dev0"
 
 _EXPORTS: dict[str, str] = {
     "AreaFlowState": "hydrangea.context.area",

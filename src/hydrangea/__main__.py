@@ -69,7 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="hydrangea",
         description="hydrangea-context: cooperative, cache-friendly, as-of-safe LLM context.",
     )
-    from hydrangea import __version__
+    from hydrangea._version import __version__
 
     parser.add_argument("--version", action="version", version=f"hydrangea-context {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)

@@ -1,6 +1,8 @@
 """The library's spans: which calls open one, and the attributes computed for each.
 
-Imported by the modules it decorates, so it imports none of them at load time.
+Imported by the modules it decorates, so it imports none of them: what it reads of a Context, a
+CoopContext, a Lifecycle or a request is written down as the Protocols below, which those classes
+meet (the layer test keeps this module out of any import circle).
 
 :mod:`hydrangea.tracing` is the mechanism; this module is the one place that knows what a
 render, a collection and a request report, so each call site carries one decorator (or, for
@@ -30,9 +32,13 @@ import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from hydrangea.gateway import GatewayType
+from hydrangea.providers.adapter import Adapter, CachePolicy
+from hydrangea.providers.anthropic.caching import strip_cache_control
+from hydrangea.providers.registry import adapter_for
+from hydrangea.providers.usage import UsageLog
 from hydrangea.tracing import (
     AttributeValue,
     content_attribute,
@@ -42,15 +48,86 @@ from hydrangea.tracing import (
     traced,
 )
 
-if TYPE_CHECKING:
-    from hydrangea.context.context import Context
-    from hydrangea.coop.coop_context import CoopContext
-    from hydrangea.coop.view import CollectionRecord
-    from hydrangea.lifecycle.history import LifecycleRequest
-    from hydrangea.lifecycle.session import Lifecycle
-    from hydrangea.providers.anthropic.caching import AnthropicCaching
-
 __all__ = ["collection", "context_request", "coop_render", "lifecycle_render", "lifecycle_request"]
+
+
+class Context(Protocol):
+    """What a span reads of a :class:`~hydrangea.context.Context`."""
+
+    def __len__(self) -> int: ...
+    @property
+    def gateway(self) -> GatewayType: ...
+    @property
+    def usage(self) -> UsageLog: ...
+    @property
+    def detaches(self) -> int: ...
+    def detached_from(self, since: int) -> int | None: ...
+
+
+class CollectionRecord(Protocol):
+    """What a span reads of a collection's record (:class:`~hydrangea.coop.CollectionRecord`)."""
+
+    @property
+    def detached(self) -> int: ...
+    @property
+    def promoted(self) -> int: ...
+    @property
+    def areas(self) -> Sequence[object]: ...
+    @property
+    def start(self) -> int | None: ...
+    @property
+    def render(self) -> int: ...
+
+
+class CoopContext(Protocol):
+    """What a span reads of a :class:`~hydrangea.coop.CoopContext`."""
+
+    @property
+    def context(self) -> Context: ...
+    @property
+    def renders(self) -> int: ...
+    @property
+    def last_collection(self) -> CollectionRecord | None: ...
+
+
+class Lifecycle(Protocol):
+    """What a span reads of a :class:`~hydrangea.lifecycle.Lifecycle`."""
+
+    @property
+    def context(self) -> Context: ...
+
+
+class _Overlay(Protocol):
+    @property
+    def items(self) -> Sequence[object]: ...
+
+
+class _HistoryView(Protocol):
+    @property
+    def length(self) -> int: ...
+
+
+class LifecycleRequest(Protocol):
+    """What a span reads of a lifecycle's request (``hydrangea.lifecycle.LifecycleRequest``)."""
+
+    @property
+    def episode(self) -> int: ...
+    @property
+    def before(self) -> Sequence[_Overlay]: ...
+    @property
+    def after(self) -> Sequence[_Overlay]: ...
+    @property
+    def stable(self) -> int: ...
+    @property
+    def in_history(self) -> bool: ...
+    @property
+    def context(self) -> Context | None: ...
+    @property
+    def adapter(self) -> Adapter: ...
+    @property
+    def history_view(self) -> _HistoryView: ...
+    @property
+    def caching(self) -> CachePolicy | None: ...
 
 _Attributes = dict[str, AttributeValue | None]
 
@@ -144,8 +221,6 @@ def _estimate(value: object) -> int:
 
 def _same(before: object, now: object) -> bool:
     """Whether two parts of a request are the same to a prefix cache (markers aside)."""
-    from hydrangea.providers.anthropic.caching import strip_cache_control
-
     return before is now or before == now or (
         strip_cache_control(before) == strip_cache_control(now)
     )
@@ -243,8 +318,6 @@ def _request_attributes(
     stable: int | None,
     model: str | None,
 ) -> _Attributes:
-    from hydrangea.providers.registry import adapter_for
-
     key = adapter_for(gateway).history_key
     reuse = _reuse(context, kwargs, key, anthropic=gateway is GatewayType.anthropic)
     tokens, predicted = reuse.tokens, reuse.predicted
@@ -278,7 +351,7 @@ def _request_attributes(
     return attributes
 
 
-def _caching_model(caching: AnthropicCaching | None) -> str | None:
+def _caching_model(caching: CachePolicy | None) -> str | None:
     return None if caching is None else caching.model
 
 
@@ -288,7 +361,7 @@ def _context_request(
     items: Sequence[Any] | None = None,
     *,
     model: str | None = None,
-    caching: AnthropicCaching | None = None,
+    caching: CachePolicy | None = None,
     **options: Any,
 ) -> _Attributes:
     whole = items is None

@@ -127,7 +127,7 @@ def _tracer() -> Any:
 
 
 def _load() -> Any:
-    from hydrangea import __version__
+    from hydrangea._version import __version__
 
     try:
         trace = importlib.import_module("opentelemetry.trace")

@@ -18,8 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from hydrangea.errors import RequestOptionError
-from hydrangea.gateway import GatewayType
-from hydrangea.providers.gemini._request import merge_config
+from hydrangea.providers.adapter import Adapter
 
 __all__ = ["compose_request"]
 
@@ -27,9 +26,10 @@ _HISTORY_KEYS = frozenset({"messages", "input", "contents"})
 
 
 def compose_request(
-    gateway: GatewayType, built: dict[str, Any], options: Mapping[str, Any]
+    adapter: Adapter, built: dict[str, Any], options: Mapping[str, Any]
 ) -> dict[str, Any]:
-    """``built`` (the adapter's request) with the caller's ``options`` merged in."""
+    """``built`` (the adapter's request) with the caller's ``options`` merged in, each as the
+    provider merges it (:meth:`~hydrangea.providers.adapter.Adapter.merge_option`)."""
     clash = sorted(set(options) & _HISTORY_KEYS)
     if clash:
         raise RequestOptionError(
@@ -37,22 +37,5 @@ def compose_request(
         )
     merged = dict(built)
     for key, value in options.items():
-        if gateway is GatewayType.gemini and key == "config":
-            ours = built.get("config")
-            system = ours["system_instruction"]["parts"] if isinstance(ours, dict) else []
-            merged["config"] = merge_config(value, system)
-        elif gateway is GatewayType.anthropic and key == "system" and "system" in built:
-            merged["system"] = [*_system_blocks(value), *built["system"]]
-        else:
-            merged[key] = value
+        merged[key] = adapter.merge_option(built, key, value)
     return merged
-
-
-def _system_blocks(system: object) -> list[Any]:
-    if isinstance(system, str):
-        return [{"type": "text", "text": system}]
-    if isinstance(system, list | tuple):
-        return list(system)
-    raise RequestOptionError(
-        f"system must be a string or a list of text blocks, got {type(system).__name__}"
-    )

@@ -24,8 +24,7 @@ from hydrangea.errors import (
 from hydrangea.gateway import GatewayType
 from hydrangea.message import Message
 from hydrangea.providers import _json
-from hydrangea.providers.adapter import Adapter
-from hydrangea.providers.anthropic.caching import AnthropicCaching, cached_anthropic_kwargs
+from hydrangea.providers.adapter import Adapter, CachePolicy
 from hydrangea.providers.native import (
     NativeContent,
     check_json,
@@ -122,14 +121,7 @@ class Context(Sequence[NativeContent]):
         self._gateway = GatewayType(gateway)
         self._adapter = adapter_for(self._gateway)
         if system_messages:
-            if self._gateway is not GatewayType.anthropic:
-                raise ContextStateError(
-                    "system_messages is for Anthropic models that take mid-conversation system "
-                    f"messages; {self._gateway.value} sends a later system item in its own way"
-                )
-            from hydrangea.providers.anthropic.adapter import AnthropicAdapter
-
-            self._adapter = AnthropicAdapter(system_messages=True)
+            self._adapter = self._adapter.with_system_messages()
         self._binding = BindingGuard(self._adapter, broken_reasoning)
         self._items: list[NativeContent] = []
         self._models: list[str | None] = []
@@ -408,7 +400,7 @@ class Context(Sequence[NativeContent]):
         items: Sequence[NativeContent] | None = None,
         *,
         model: str | None = None,
-        caching: AnthropicCaching | None = None,
+        caching: CachePolicy | None = None,
         **options: Any,
     ) -> dict[str, Any]:
         """Keyword arguments for the gateway's SDK call.
@@ -440,15 +432,11 @@ class Context(Sequence[NativeContent]):
             if produced:
                 source = for_model(self._adapter, source, produced, model)
         if dropping:  # (rare: built from scratch, the dropped reasoning left out)
-            built = (
-                cached_anthropic_kwargs(self._adapter, source, caching=caching)
-                if self._gateway is GatewayType.anthropic
-                else self._adapter.build_request(source)
-            )
+            built = self._adapter.breakpoint_request(source, caching=caching)
         elif items is None and model is None:
             built = self.build_incremental(len(self._items), (), caching=caching)
-        elif items is None and self._gateway is GatewayType.anthropic:
-            built = cached_anthropic_kwargs(self._adapter, source, caching=caching)
+        elif items is None:
+            built = self._adapter.breakpoint_request(source, caching=caching)
         else:
             built = self._adapter.build_request(source)
         if model is not None:
@@ -457,7 +445,7 @@ class Context(Sequence[NativeContent]):
             self._binding.built(len(self._items), (), head)
         else:
             self._binding.built(0, tuple(items), head)
-        kwargs = compose_request(self._gateway, built, options)
+        kwargs = compose_request(self._adapter, built, options)
         if model is not None:
             kwargs["model"] = model
         return kwargs
@@ -468,7 +456,7 @@ class Context(Sequence[NativeContent]):
         tail: Sequence[NativeContent],
         *,
         earlier: Sequence[int] = (),
-        caching: AnthropicCaching | None = None,
+        caching: CachePolicy | None = None,
         overlay: Sequence[int] = (),
         cuts: Sequence[int] = (),
     ) -> dict[str, Any]:
@@ -494,17 +482,15 @@ class Context(Sequence[NativeContent]):
         self._binding.built(stable, tuple(tail) if tail else (), None)
         if dropping:
             source = [*self._as_sent(self._items[:stable]), *tail]
-            if self._gateway is GatewayType.anthropic:
-                return cached_anthropic_kwargs(self._adapter, source, caching=caching)
-            return self._adapter.build_request(source)
+            return self._adapter.breakpoint_request(source, caching=caching)
         cache = self._requests
         with cache.lock:
             cache.sync(self.detached_from(cache.seen), self.detaches)
-            if self._gateway is not GatewayType.anthropic or (caching and not caching.enabled):
+            if not self._adapter.places_breakpoints or (caching and not caching.enabled):
                 return cache.hand_out(cache.build(self._items, stable, tail, overlay))
             built, blocks, kept = cache.build_with_blocks(self._items, stable, tail, overlay)
-            return cache.hand_out(cached_anthropic_kwargs(
-                self._adapter, _Sized(stable + len(tail)), stable_items=stable,
+            return cache.hand_out(self._adapter.breakpoint_request(
+                _Sized(stable + len(tail)), stable_items=stable,
                 earlier_items=earlier, caching=caching, built=built, blocks=(blocks, kept),
                 memo=cache.memo, cut_items=cuts,
                 shared_of=lambda boundary: cache.shared_messages(self._items, boundary, built),

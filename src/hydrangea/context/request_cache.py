@@ -42,18 +42,10 @@ from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import Any, assert_never
+from typing import Any
 
-from hydrangea.gateway import GatewayType
 from hydrangea.providers._lent import Lender, reset, seal
 from hydrangea.providers.adapter import Adapter
-from hydrangea.providers.anthropic.caching import (
-    BlockView,
-    CachedBlocks,
-    head_blocks,
-    message_blocks,
-)
-from hydrangea.providers.gemini._request import build_gemini_request
 from hydrangea.providers.native import NativeContent, share_items
 from hydrangea.providers.pairing import Pairing, pair_items
 
@@ -97,7 +89,6 @@ class RequestCache:
         "_chunks",
         "_counts",
         "_head",
-        "_kept",
         "_key",
         "_lender",
         "_messages",
@@ -118,9 +109,8 @@ class RequestCache:
         self._checkpoints: list[_Checkpoint] = [_Checkpoint(0, 0)]
         self._non_system = False
         self._seen = 0
-        self._blocks = CachedBlocks(self._messages)  # Anthropic: the cached messages' blocks
-        self._kept: list[int] = []  # Anthropic: which of them carry a caller's cache_control
-        self._alone: dict[str, int] = {}  # messages of each anchor built alone (not Gemini)
+        self._blocks = adapter.prefix_tracker(self._messages)  # (Anthropic: their blocks)
+        self._alone: dict[str, int] = {}  # messages of each anchor built alone
         self._chunks: dict[tuple[object, ...], _Run] = {}  # overlay runs: role before, item ids
         self._requests = 0  # requests built with an overlay
         self._lender = Lender()  # the requests' top-level lists, recycled (see ``_lent``)
@@ -145,8 +135,8 @@ class RequestCache:
             return
         self._stuck = None  # (it names items by id: a detach may free them)
         keep = detached_from
-        if self._adapter.gateway is GatewayType.gemini:
-            keep -= 1  # a Gemini boundary was judged with the item after it, now detached
+        if self._adapter.merges_turns:
+            keep -= 1  # the boundary was judged with the item after it, now detached
         if keep >= self.prefix:
             return
         while self._checkpoints[-1].items > keep and len(self._checkpoints) > 1:
@@ -155,8 +145,7 @@ class RequestCache:
         kept = self._checkpoints[-1]
         del self._messages[kept.messages :]
         self._lender.cut(kept.messages)
-        self._blocks.cut(kept.messages)
-        self._kept = [n for n in self._kept if n < kept.blocks]
+        self._blocks.cut(kept.messages, kept.blocks)
         if kept.items == 0:
             self._head = {}
             self._non_system = False
@@ -216,34 +205,15 @@ class RequestCache:
         tail: Sequence[NativeContent],
         overlay: Sequence[int] = (),
     ) -> tuple[dict[str, Any], Sequence[Any], tuple[int, ...]]:
-        """Anthropic: :meth:`build`, with the request's blocks and caller-marker positions as
+        """:meth:`build`, for an adapter that :attr:`~Adapter.places_breakpoints`, with the
+        request's blocks and caller-marker positions as
         :func:`~hydrangea.providers.anthropic.caching.cache_anthropic_request` computes them, the
         cached
         prefix's taken from the cache. The blocks are a view of the cache's own (read them
         before the next call of this cache), so the cost does not grow with the prefix."""
         built, checkpoint = self._compose(source, stable, tail, overlay)
-        head = head_blocks(built)
-        messages = built.get(self._key) or []
-        offset = len(head)
-        kept = [n for n, b in enumerate(head) if _marked(b.value)]
-        kept.extend(offset + n for n in self._kept if n < checkpoint.blocks)
-        first = offset + checkpoint.blocks
-        position = first
-        for m in range(checkpoint.messages, len(messages)):
-            message = messages[m]
-            content = message.get("content") if type(message) is dict else None
-            if type(content) is not list:
-                position += 1
-                continue
-            for b, block in enumerate(content):
-                if type(block) is dict and "cache_control" in block:
-                    kept.append(position + b)
-            position += len(content)
-        view = BlockView(
-            head, self._blocks, checkpoint.blocks, messages, checkpoint.messages,
-            later=position - first,
-        )
-        return built, view, tuple(kept)
+        view, kept = self._blocks.view(built, checkpoint.messages, checkpoint.blocks)
+        return built, view, kept
 
     def _compose(
         self,
@@ -303,7 +273,7 @@ class RequestCache:
         :meth:`_extend`)."""
         if not segment:
             return True
-        if self._adapter.gateway is GatewayType.gemini:
+        if self._adapter.pairs_by_name:
             sites = self._adapter.tool_sites
             return not any(calls or results for calls, results in map(sites, segment))
         return self._ends_exact(segment, self._pairing(segment, None))
@@ -331,7 +301,7 @@ class RequestCache:
         kept = self._chunks
         self._requests += 1
         now = self._requests
-        gemini = self._adapter.gateway is GatewayType.gemini
+        gemini = self._adapter.merges_turns
         added: list[Any] = []  # kept runs' messages, appended together
         merged: list[Any] | None = None  # Gemini: the parts of the last turn, with joined ones
 
@@ -398,7 +368,7 @@ class RequestCache:
         # messages of the latest checkpoint, which this request was built on (they are the
         # same objects in every request built on it, whatever its tail)
         latest = self._checkpoints[-1]
-        memo = self._adapter.gateway is GatewayType.anthropic and self._on is latest
+        memo = self._adapter.places_breakpoints and self._on is latest
         shared: dict[int, int] = self.memo.setdefault("shared", {})
         hit = shared.get(boundary) if memo else None
         if hit is not None:
@@ -428,8 +398,7 @@ class RequestCache:
     ) -> dict[str, Any]:
         if counted is None:
             return self._adapter.build_request(items)
-        # Gemini's builder (what ``GeminiAdapter.build_request`` runs) with the prefix's counts
-        return build_gemini_request(items, lambda these: self._pairing(these, counted))
+        return self._adapter.build_counted(items, lambda these: self._pairing(these, counted))
 
     def _pairing(
         self, items: Sequence[NativeContent], counted: Mapping[str, int] | None
@@ -447,7 +416,7 @@ class RequestCache:
         """The messages ``rest`` adds after the cached ``before`` (built from items up to
         ``last``), and the rebuilt last message of ``before`` if the first of them merges into
         it (Gemini), else ``None``."""
-        anchor = self._anchor(before, last)
+        anchor = self._adapter.seam_anchor(before)
         role = str(anchor.get("role"))
         alone = self._alone.get(role)
         if alone is None:  # the anchor makes no call: its count does not depend on ``counted``
@@ -458,23 +427,11 @@ class RequestCache:
             raise AssertionError(f"tail build produced {sorted(extra)}")
         messages = list(built[self._key])
         joined = messages[alone - 1] if alone else None
-        gemini = self._adapter.gateway is GatewayType.gemini
-        if gemini and joined is not None and len(joined["parts"]) > 1:
+        if self._adapter.merges_turns and joined is not None and len(joined["parts"]) > 1:
             # the tail's first turn merged into the anchor: merge it into the cached turn
             parts = [*before[-1]["parts"], *joined["parts"][1:]]
             return {"role": joined["role"], "parts": parts}, messages[alone:]
         return None, messages[alone:]
-
-    def _anchor(self, before: list[Any], last: NativeContent) -> NativeContent:
-        gateway = self._adapter.gateway
-        if gateway is GatewayType.gemini:
-            return {"role": before[-1]["role"], "parts": [{"text": "."}]}
-        if gateway is GatewayType.openai_responses:
-            return {"type": "message", "role": "user", "content": "."}
-        if self._adapter.system_messages and before and before[-1].get("role") == "assistant":
-            # (Anthropic system messages: whether one fits depends on the message before it)
-            return {"role": "assistant", "content": "."}
-        return {"role": "user", "content": "."}
 
     def _advance(self, source: Sequence[NativeContent], stable: int) -> None:
         """Move the cached prefix up to the last usable boundary at or before ``stable``.
@@ -491,9 +448,10 @@ class RequestCache:
             return
         self._stuck = attempt  # until a boundary is taken below
         whole = stable >= len(source)
-        if whole and self._adapter.gateway is not GatewayType.anthropic:
-            # the boundary needs the item after it (Gemini merging) known; Anthropic's builder
-            # merges no turns, so the items' own request is a prefix of every longer one's
+        if whole and not self._adapter.places_breakpoints:
+            # the boundary needs the item after it (Gemini merging) known; a builder that
+            # places breakpoints merges no turns: the items' own request is a prefix of every
+            # longer one's
             stable = len(source) - 1
             if stable <= p:
                 return
@@ -525,7 +483,7 @@ class RequestCache:
         n = len(segment)
         limit = n
         blocked = [0] * (n + 2)  # +1 at the first end a call's exchange covers, -1 past it
-        idless_stop = self._adapter.gateway is not GatewayType.gemini
+        idless_stop = not self._adapter.pairs_by_name
         for site, call, _ in pairing.calls:
             at = site[0]
             result = pairing.answer.get(site)
@@ -539,7 +497,7 @@ class RequestCache:
         if not self._non_system:
             first = next((i + 1 for i, item in enumerate(segment)
                           if item.get("role") != "system"), n + 1)
-        responses = self._adapter.gateway is GatewayType.openai_responses
+        open_after = self._adapter.open_after
         open_calls = 0
         open_at = [False] * (limit + 1)
         for e in range(1, limit + 1):
@@ -547,7 +505,7 @@ class RequestCache:
             open_at[e] = open_calls > 0
         ends: list[int] = []
         for e in range(limit, max(first, 1) - 1, -1):
-            if open_at[e] or (responses and segment[e - 1].get("type") == "reasoning"):
+            if open_at[e] or open_after(segment[e - 1]):
                 continue
             ends.append(e)
             if len(ends) == _TRIES:
@@ -562,13 +520,13 @@ class RequestCache:
         pairing: Pairing,
     ) -> bool:
         """Cache ``segment`` (the items after the prefix ``p``) as a new checkpoint, if the
-        boundary after it is exact (:meth:`_ends_exact`, Gemini: :meth:`_closes`)."""
+        boundary after it is exact (:meth:`_ends_exact` and ``Adapter.closes_turn``)."""
         stable = p + len(segment)
         if not self._ends_exact(segment, pairing):
             return False
         before = self._checkpoints[-1]
-        gemini = self._adapter.gateway is GatewayType.gemini
-        counted = pairing.counted if gemini else None  # Gemini counts id-less calls on
+        # (an adapter pairing by name counts id-less calls on from the prefix's counts)
+        counted = pairing.counted if self._adapter.pairs_by_name else None
         if counted is not None and counted == before.counted:
             counted = before.counted  # (one map for the checkpoints it did not change)
         if p == 0:
@@ -580,7 +538,7 @@ class RequestCache:
             if seam is not None:  # the boundary rules keep turns from merging across it
                 raise AssertionError("a cached Gemini turn merged with the next segment")
             last = new[-1] if new else self._messages[-1] if self._messages else None
-        if stable < len(source) and not self._closes(last, source[stable]):
+        if stable < len(source) and not self._adapter.closes_turn(last, source[stable]):
             return False
         share_items(new, segment)  # kept as long as the items: not a second copy of them
         if p == 0:
@@ -591,15 +549,10 @@ class RequestCache:
         else:
             self._messages.extend(new)
         self._non_system = True
-        if self._adapter.gateway is GatewayType.anthropic:
-            for m in range(self._checkpoints[-1].messages, len(self._messages)):
-                message = self._messages[m]
-                for block in message_blocks(m, message):
-                    if _marked(block.value):
-                        self._kept.append(len(self._blocks) + max(block.inner, 0))
-                self._blocks.add(message)
+        for m in range(self._checkpoints[-1].messages, len(self._messages)):
+            self._blocks.add(m, self._messages[m])
         self._checkpoints.append(
-            _Checkpoint(stable, len(self._messages), len(self._blocks), counted)
+            _Checkpoint(stable, len(self._messages), self._blocks.size, counted)
         )
         return True
 
@@ -607,37 +560,12 @@ class RequestCache:
         """Whether what follows ``segment`` (non-empty, paired as ``pairing``) can be built on
         its own: no call of it left open; no id-less call (Gemini: their counts are carried on,
         ``Pairing.counted``); Responses: it does not end in a reasoning item."""
-        if pairing.unanswered or self._adapter.ends_open(segment):
+        adapter = self._adapter
+        if pairing.unanswered or adapter.ends_open(segment) or adapter.open_after(segment[-1]):
             return False
-        match self._adapter.gateway:
-            case GatewayType.openai_responses:
-                if segment[-1].get("type") == "reasoning":
-                    return False
-            case GatewayType.gemini:
-                return True
-            case GatewayType.openai | GatewayType.anthropic:
-                pass
-            case unreachable:
-                assert_never(unreachable)
+        if adapter.pairs_by_name:
+            return True  # (the id-less calls' counts are carried on: ``Pairing.counted``)
         return all(call.id is not None for _, call, _ in pairing.calls)
-
-    def _closes(self, last: Any, following: NativeContent) -> bool:
-        """Gemini: the built prefix ends in a turn (``last``) that ``following`` cannot merge
-        into: another role, and ``following`` has parts (an empty turn is left out)."""
-        if self._adapter.gateway is not GatewayType.gemini:
-            return True
-        if last is None or not following.get("parts"):
-            return False
-        return bool(last["role"] != _gemini_role(following))
 
 
 _ITEMS = attrgetter("items")
-
-
-def _marked(value: object) -> bool:
-    return isinstance(value, dict) and "cache_control" in value
-
-
-def _gemini_role(item: NativeContent) -> str:
-    return "model" if item.get("role") == "model" else "user"
-

@@ -41,9 +41,10 @@ def read_saved(path: Path) -> tuple[str, Context]:
         if kind == "hydrangea.context":
             return "context", Context.from_json(text)
         if kind == "hydrangea.lifecycle":
+            from hydrangea.lifecycle import Lifecycle
             from hydrangea.lifecycle.persist import load
 
-            return "session", load(document).context
+            return "session", load(document, None, Lifecycle).context
     except InvalidItemError as exc:
         raise SerializationError(f"{path} holds an item its gateway rejects: {exc}") from exc
     raise SerializationError(

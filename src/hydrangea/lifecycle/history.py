@@ -14,10 +14,8 @@ from typing import Any
 
 from hydrangea import _spans
 from hydrangea.context.context import Context
-from hydrangea.gateway import GatewayType
 from hydrangea.lifecycle.visibility import Phase
-from hydrangea.providers.adapter import Adapter
-from hydrangea.providers.anthropic.caching import AnthropicCaching, cached_anthropic_kwargs
+from hydrangea.providers.adapter import Adapter, CachePolicy
 from hydrangea.providers.native import NativeContent
 
 __all__ = [
@@ -139,7 +137,7 @@ class LifecycleRequest:
     adapter: Adapter
     earlier_stable: tuple[int, ...] = ()
     """:attr:`stable` of the previous requests, newest first, while their items are unchanged."""
-    caching: AnthropicCaching | None = None
+    caching: CachePolicy | None = None
     """Anthropic breakpoint settings (``None``: the defaults;
     :mod:`hydrangea.providers.anthropic.caching`)."""
     boundaries: dict[int, int] | None = None
@@ -209,13 +207,10 @@ class LifecycleRequest:
                     length, (), earlier=self.earlier_stable, caching=self.caching,
                     cuts=self.cuts,
                 )
-        if self.adapter.gateway is GatewayType.anthropic:
-            return cached_anthropic_kwargs(
-                self.adapter, self.items, stable_items=self.stable,
-                earlier_items=self.earlier_stable, caching=self.caching,
-                boundaries=self.boundaries, cut_items=self.cuts,
-            )
-        return self.adapter.build_request(self.items)
+        return self.adapter.breakpoint_request(
+            self.items, stable_items=self.stable, earlier_items=self.earlier_stable,
+            caching=self.caching, boundaries=self.boundaries, cut_items=self.cuts,
+        )
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -12,7 +12,7 @@ import base64
 import json
 from collections.abc import Callable
 from itertools import pairwise
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from hydrangea._saved import check_format
 from hydrangea.context.context import Context
@@ -35,7 +35,27 @@ from hydrangea.text import check_encodable
 
 if TYPE_CHECKING:
     from hydrangea.lifecycle.records import Renderer
-    from hydrangea.lifecycle.session import Lifecycle
+    from hydrangea.lifecycle.table import ComponentTable
+
+
+class Saved(Protocol):
+    """What saving and loading read and set of a :class:`~hydrangea.lifecycle.Lifecycle` (a
+    Protocol, so this module does not import the session it serves)."""
+
+    _episode: int
+    _table: ComponentTable
+    _snapshots: dict[str, Snapshot]
+    _last: LifecycleRequest | None
+    _sendings: list[Sending]
+    _seen: int
+    _expiring: tuple[Entry, ...]
+
+    @property
+    def context(self) -> Context: ...
+    def _still_sent(self, entry: Entry) -> bool: ...
+
+
+_L = TypeVar("_L", bound=Saved)
 
 __all__ = ["FORMAT", "component_from_json", "component_to_json", "dump", "dumps", "load", "loads"]
 
@@ -166,7 +186,7 @@ class _Interner:
         ]
 
 
-def sending_state(lc: Lifecycle) -> dict[str, Any]:
+def sending_state(lc: Saved) -> dict[str, Any]:
     """What the session knows of the components it sent: each sending's place (the run that
     ends the history, if any, was not answered yet: the next render takes it back), where each
     component's content was last sent, and the components in their last episode."""
@@ -181,7 +201,7 @@ def sending_state(lc: Lifecycle) -> dict[str, Any]:
     }
 
 
-def dump(lc: Lifecycle) -> dict[str, Any]:
+def dump(lc: Saved) -> dict[str, Any]:
     """The JSON document of a session (see the module docstring for what it holds)."""
     interner = _Interner()
     snapshots = []
@@ -215,13 +235,18 @@ def dump(lc: Lifecycle) -> dict[str, Any]:
     }
 
 
-def dumps(lc: Lifecycle) -> str:
+def dumps(lc: Saved) -> str:
     """:func:`dump`'s document as compact JSON text."""
     return json.dumps(dump(lc), ensure_ascii=False, separators=(",", ":"))
 
 
-def loads(text: str, attach: Callable[[Context], Renderer | Context] | None = None) -> Lifecycle:
-    """Rebuild a session from :func:`dumps`'s text; SerializationError if it is not one."""
+def loads(
+    text: str,
+    attach: Callable[[Context], Renderer | Context] | None,
+    make: Callable[[Renderer | Context], _L],
+) -> _L:
+    """Rebuild a session (``make(target)``) from :func:`dumps`'s text; SerializationError if it
+    is not one."""
     if not isinstance(text, str):
         raise SerializationError(f"a saved session is JSON text, got {type(text).__name__}")
     try:
@@ -230,22 +255,24 @@ def loads(text: str, attach: Callable[[Context], Renderer | Context] | None = No
         raise SerializationError(f"not a saved lifecycle session: invalid JSON ({exc})") from exc
     except RecursionError as exc:  # the C parser's own bound
         raise SerializationError("not a saved lifecycle session: JSON nested too deeply") from exc
-    return load(document, attach)
+    return load(document, attach, make)
 
 
 def load(
     document: object,
-    attach: Callable[[Context], Renderer | Context] | None = None,
-) -> Lifecycle:
+    attach: Callable[[Context], Renderer | Context] | None,
+    make: Callable[[Renderer | Context], _L],
+) -> _L:
     """Rebuild a session from :func:`dump`'s document; SerializationError if it is not one.
+
+    ``make`` is the session's class (:class:`~hydrangea.lifecycle.Lifecycle`, given by its
+    caller: this module does not import it), called with what the session attaches to.
 
     Everything is checked before the session is returned: every item (history, snapshots and
     overlays) through the gateway's adapter, every counter and index in range, every
     cross-reference (committed components are where the history says, snapshot views lie within
     their segments). ``attach``'s own exceptions pass through unchanged.
     """
-    from hydrangea.lifecycle.session import Lifecycle
-
     doc = check_format(document, FORMAT, _VERSION, "a saved lifecycle session")
     try:
         context_doc = _field(doc, "context", dict)
@@ -255,7 +282,7 @@ def load(
         raise
     except HydrangeaError as exc:
         raise SerializationError(f"saved lifecycle session holds invalid data: {exc}") from exc
-    lc = Lifecycle(context if attach is None else attach(context))
+    lc = make(context if attach is None else attach(context))
     if lc.context is not context:
         raise SerializationError("attach() must wrap the restored Context it is given")
     parsed.apply(lc)
@@ -484,7 +511,7 @@ class _Parsed:
             out.append(OverlayItem(key, Phase(Placement(placement), stage), natives))
         return tuple(out)
 
-    def apply(self, lc: Lifecycle) -> None:
+    def apply(self, lc: Saved) -> None:
         """Install what was read into a new session attached to the restored Context."""
         table = lc._table
         lc._episode = self.episode

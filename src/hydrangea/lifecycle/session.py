@@ -40,7 +40,6 @@ from hydrangea._saved import read_text_checked, write_text_atomic
 from hydrangea.context.context import Context
 from hydrangea.coop.coop_context import CoopContext
 from hydrangea.errors import ContextStateError
-from hydrangea.gateway import GatewayType
 from hydrangea.lifecycle.component import AUTO_KEY_PREFIX, Component
 from hydrangea.lifecycle.errors import InvalidComponentError, InvalidTargetError
 from hydrangea.lifecycle.history import (
@@ -55,7 +54,7 @@ from hydrangea.lifecycle.records import ComponentState, PlainRenderer, Renderer,
 from hydrangea.lifecycle.schedule import Episode, Resend, plan_of, size_of
 from hydrangea.lifecycle.table import ComponentTable, Entry, check_mutable
 from hydrangea.message import Message
-from hydrangea.providers.anthropic.caching import AnthropicCaching
+from hydrangea.providers.adapter import CachePolicy
 from hydrangea.providers.native import NativeContent
 
 __all__ = ["Lifecycle", "Resend", "Sending"]
@@ -107,7 +106,7 @@ class Lifecycle:
         self,
         target: Renderer | Context,
         *,
-        caching: AnthropicCaching | None = None,
+        caching: CachePolicy | None = None,
         resend: Resend | str = Resend.each_episode,
     ) -> None:
         self._renderer: Renderer = PlainRenderer(target) if isinstance(target, Context) else target
@@ -518,7 +517,7 @@ class Lifecycle:
         """
         from hydrangea.lifecycle.persist import loads
 
-        return loads(text, attach)
+        return loads(text, attach, cls)
 
     def save(self, path: str | Path) -> None:
         """Write :meth:`to_json` to ``path`` (UTF-8), atomically.
@@ -629,7 +628,7 @@ class Lifecycle:
         """Anthropic: where a later collection may cut the history, newest first (the starts
         of the CoopContext's areas: a collection detaches from one of them)."""
         renderer = self._renderer
-        if self.context.adapter.gateway is not GatewayType.anthropic or not isinstance(
+        if not self.context.adapter.places_breakpoints or not isinstance(
             renderer, CoopContext
         ):
             return ()

@@ -9,21 +9,63 @@ knows none of this.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar, Protocol
 
+from hydrangea.errors import ContextStateError
 from hydrangea.gateway import GatewayType
 from hydrangea.message import Message
 from hydrangea.providers.native import NativeContent
 from hydrangea.providers.pairing import CallSite, Pairing, ResultSite, pair_items
 
-__all__ = ["ORPHAN_CALL_NOTICE", "Adapter", "CallIds"]
+__all__ = ["ORPHAN_CALL_NOTICE", "Adapter", "CachePolicy", "CallIds", "PrefixTracker"]
 
 CallIds = Mapping[int, str]
 """Effective ids of an item's id-less tool calls, by slot (from :meth:`Pairing.ids`)."""
 
 ORPHAN_CALL_NOTICE = "[no result was recorded for this tool call]"
 """The content of the error result the request builders add for a tool call that has none."""
+
+
+class CachePolicy(Protocol):
+    """What the Context reads of a provider's prompt-cache settings (for example
+    :class:`~hydrangea.providers.anthropic.AnthropicCaching`); the adapter reads the rest."""
+
+    @property
+    def enabled(self) -> bool: ...
+    @property
+    def model(self) -> str | None: ...
+
+
+class PrefixTracker:
+    """What a provider keeps beside a request cache's cached messages, updated as the cache
+    takes messages in and cuts them off. This default keeps nothing; Anthropic keeps the
+    messages' content blocks for its breakpoint placement
+    (:class:`~hydrangea.providers.anthropic.blocks.PrefixBlocks`)."""
+
+    __slots__ = ()
+
+    @property
+    def size(self) -> int:
+        """How many units (Anthropic: content blocks) the tracked messages hold."""
+        return 0
+
+    def reset(self, messages: Sequence[object]) -> None:
+        """The cached messages are now ``messages`` (the cache's own list)."""
+
+    def cut(self, messages: int, size: int) -> None:
+        """The cache kept its first ``messages`` messages (``size`` units)."""
+
+    def add(self, index: int, message: object) -> None:
+        """Message ``index`` was appended to the cached messages."""
+
+    def view(
+        self, built: dict[str, Any], messages_from: int, size: int
+    ) -> tuple[Sequence[Any], tuple[int, ...]]:
+        """What :meth:`Adapter.breakpoint_request` reads of the request ``built``, whose first
+        ``messages_from`` messages (``size`` units) are the tracked ones: its units and the
+        positions of the caller's own markers. The default tracks none."""
+        return (), ()
 
 
 class Adapter(ABC):
@@ -40,6 +82,74 @@ class Adapter(ABC):
     system_messages: bool = False
     """Whether a later system item may go as a mid-conversation system message, placed by the
     messages around it (Anthropic with ``Context(..., system_messages=True)``)."""
+    merges_turns: ClassVar[bool] = False
+    """Whether the builder merges consecutive items of one role into one turn (Gemini), so a
+    request cache must judge a boundary with the item after it and may have to rebuild the
+    cached last turn for a request whose tail merges into it."""
+    places_breakpoints: ClassVar[bool] = False
+    """Whether requests for the whole Context carry cache breakpoints the library places
+    (Anthropic): the request cache then tracks the prefix for :meth:`breakpoint_request`, and
+    may end its cached prefix at the request's last item (the builder merges nothing across
+    items, so the items' own request is a prefix of every longer one's)."""
+
+    # -- hooks of the request cache and the Context (defaults: no provider rule) ----------------
+
+    def with_system_messages(self) -> Adapter:
+        """This gateway's adapter sending later system items as mid-conversation system
+        messages (``Context(..., system_messages=True)``). Only Anthropic has them."""
+        raise ContextStateError(
+            "system_messages is for Anthropic models that take mid-conversation system "
+            f"messages; {self.gateway.value} sends a later system item in its own way"
+        )
+
+    def seam_anchor(self, before: Sequence[Any]) -> NativeContent:
+        """A one-word item whose request is one turn, built in front of new items after the
+        cached messages ``before`` so that nothing at their start is taken for the
+        conversation's start (see :mod:`hydrangea.context.request_cache`). The default is a
+        user message."""
+        return {"role": "user", "content": "."}
+
+    def open_after(self, item: NativeContent) -> bool:
+        """True if a request cache may not end a cached prefix right after ``item`` because
+        how it is sent depends on the item after it (Responses: a reasoning item)."""
+        return False
+
+    def build_counted(
+        self,
+        items: Sequence[NativeContent],
+        pairing_of: Callable[[Sequence[NativeContent]], Pairing],
+    ) -> dict[str, Any]:
+        """:meth:`build_request` with the pairing of ``items`` taken from ``pairing_of`` (which
+        carries the id-less call counts of a cached prefix on): for adapters that
+        :attr:`pairs_by_name`."""
+        raise NotImplementedError(f"{type(self).__name__} does not count id-less calls")
+
+    def closes_turn(self, last: Any, following: NativeContent) -> bool:
+        """Whether a cached prefix whose built messages end in ``last`` (``None``: none) may
+        end before ``following``: always, unless the builder :attr:`merges_turns`."""
+        return True
+
+    def prefix_tracker(self, messages: Sequence[object]) -> PrefixTracker:
+        """What the request cache keeps beside its cached ``messages`` for this provider."""
+        return PrefixTracker()
+
+    def breakpoint_request(
+        self,
+        items: Sequence[NativeContent],
+        *,
+        caching: CachePolicy | None = None,
+        **plan: Any,
+    ) -> dict[str, Any]:
+        """The request for ``items`` with the breakpoints this provider places (when it
+        :attr:`places_breakpoints`); ``plan`` is what the request cache knows of the prefix.
+        The default builds the plain request."""
+        return self.build_request(items)
+
+    def merge_option(self, built: Mapping[str, Any], key: str, value: object) -> object:
+        """The value a caller's request option ``key`` takes in the request ``built``. The
+        default is the caller's value; Anthropic puts a ``system`` option before the Context's
+        system blocks, Gemini the Context's system parts into a ``config``."""
+        return value
 
     @abstractmethod
     def from_message(self, message: Message) -> list[NativeContent]:

@@ -181,7 +181,7 @@ def _load_lifecycle(  # noqa: PLR0917 - private, called once
         if isinstance(exc, HydrangeaError):
             raise
         raise SerializationError(f"session {session_id!r} has a malformed state: {exc!r}") from exc
-    lc = persist.load(document, attach)
+    lc = persist.load(document, attach, Lifecycle)
     coop = coop_of(lc)
     if coop is not None:
         restore_coop_state(coop, CoopState.from_json(state.get("coop")))

@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal, TypedDict, assert_never
 
-from hydrangea.errors import InvalidItemError, UnsupportedContentError
+from hydrangea.errors import InvalidItemError, RequestOptionError, UnsupportedContentError
 from hydrangea.gateway import GatewayType
 from hydrangea.message import (
     ImagePart,
@@ -38,13 +38,15 @@ from hydrangea.message import (
 )
 from hydrangea.providers._intake import output_body
 from hydrangea.providers._output import dict_entries
-from hydrangea.providers.adapter import Adapter, CallIds
+from hydrangea.providers.adapter import Adapter, CachePolicy, CallIds
 from hydrangea.providers.anthropic._checks import check_output, validate_strict
 from hydrangea.providers.anthropic._request import (
     LEADING_USER_PLACEHOLDER,
     SYSTEM_NOTICE_PREFIX,
     build_anthropic_request,
 )
+from hydrangea.providers.anthropic.blocks import PrefixBlocks
+from hydrangea.providers.anthropic.caching import AnthropicCaching, cached_anthropic_kwargs
 from hydrangea.providers.native import NativeContent, copy_json
 from hydrangea.providers.pairing import CallSite, ResultSite
 
@@ -86,9 +88,48 @@ class AnthropicAdapter(Adapter):
 
     gateway = GatewayType.anthropic
     history_key = "messages"
+    places_breakpoints = True
 
     def __init__(self, *, system_messages: bool = False) -> None:
         self.system_messages = system_messages
+
+    # -- the request cache's and the Context's hooks -----------------------------------------
+
+    def with_system_messages(self) -> AnthropicAdapter:
+        """An adapter sending later system items as mid-conversation system messages."""
+        return AnthropicAdapter(system_messages=True)
+
+    def seam_anchor(self, before: Sequence[Any]) -> NativeContent:
+        """A user ``"."``; with system messages after an assistant turn, an assistant one
+        (whether a system message fits depends on the message before it)."""
+        if self.system_messages and before and before[-1].get("role") == "assistant":
+            return {"role": "assistant", "content": "."}
+        return {"role": "user", "content": "."}
+
+    def prefix_tracker(self, messages: Sequence[object]) -> PrefixBlocks:
+        """The cached messages' content blocks, for the breakpoint placement."""
+        return PrefixBlocks(messages)
+
+    def breakpoint_request(
+        self,
+        items: Sequence[NativeContent],
+        *,
+        caching: CachePolicy | None = None,
+        **plan: Any,
+    ) -> dict[str, Any]:
+        """The request with breakpoints placed
+        (:func:`~hydrangea.providers.anthropic.caching.cached_anthropic_kwargs`)."""
+        if caching is not None and not isinstance(caching, AnthropicCaching):
+            raise RequestOptionError(
+                f"caching= on Anthropic takes an AnthropicCaching, got {type(caching).__name__}"
+            )
+        return cached_anthropic_kwargs(self, items, caching=caching, **plan)
+
+    def merge_option(self, built: Mapping[str, Any], key: str, value: object) -> object:
+        """A ``system`` option goes before the Context's own system blocks."""
+        if key == "system" and "system" in built:
+            return [*_option_blocks(value), *built["system"]]
+        return value
 
     def ends_open(self, segment: Sequence[NativeContent]) -> bool:
         """With system messages, a system item is sent as one or as a notice by the messages
@@ -354,3 +395,13 @@ def _result_text(content: object) -> str:
             if isinstance(block, dict) and block.get("type") == "text"
         )
     return ""
+
+
+def _option_blocks(system: object) -> list[Any]:
+    if isinstance(system, str):
+        return [{"type": "text", "text": system}]
+    if isinstance(system, list | tuple):
+        return list(system)
+    raise RequestOptionError(
+        f"system must be a string or a list of text blocks, got {type(system).__name__}"
+    )

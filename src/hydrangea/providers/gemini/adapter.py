@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, TypedDict, assert_never
 
 from hydrangea.errors import InvalidItemError
@@ -37,10 +37,11 @@ from hydrangea.providers.gemini._request import (
     LEADING_USER_PLACEHOLDER,
     SYSTEM_NOTICE_PREFIX,
     build_gemini_request,
+    merge_config,
     response_text,
 )
 from hydrangea.providers.native import NativeContent, copy_json
-from hydrangea.providers.pairing import CallSite, ResultSite
+from hydrangea.providers.pairing import CallSite, Pairing, ResultSite
 
 __all__ = [
     "LEADING_USER_PLACEHOLDER",
@@ -71,6 +72,38 @@ class GeminiAdapter(Adapter):
     gateway = GatewayType.gemini
     history_key = "contents"
     pairs_by_name = True
+    merges_turns = True
+
+    # -- the request cache's and the Context's hooks -----------------------------------------
+
+    def seam_anchor(self, before: Sequence[Any]) -> NativeContent:
+        """A ``"."`` turn of the role of the cached last turn (so the new items' first turn
+        merges into it exactly as in a whole build)."""
+        return {"role": before[-1]["role"], "parts": [{"text": "."}]}
+
+    def build_counted(
+        self,
+        items: Sequence[NativeContent],
+        pairing_of: Callable[[Sequence[NativeContent]], Pairing],
+    ) -> dict[str, Any]:
+        """The builder of :meth:`build_request` with the prefix's id-less call counts."""
+        return build_gemini_request(items, pairing_of)
+
+    def closes_turn(self, last: Any, following: NativeContent) -> bool:
+        """Whether ``following`` cannot merge into the built turn ``last``: another role, and
+        ``following`` has parts (an empty turn is left out)."""
+        if last is None or not following.get("parts"):
+            return False
+        role = "model" if following.get("role") == "model" else "user"
+        return bool(last["role"] != role)
+
+    def merge_option(self, built: Mapping[str, Any], key: str, value: object) -> object:
+        """A ``config`` gets the Context's system parts in its ``system_instruction``."""
+        if key != "config":
+            return value
+        ours = built.get("config")
+        system = ours["system_instruction"]["parts"] if isinstance(ours, dict) else []
+        return merge_config(value, system)
 
     def from_message(self, message: Message) -> list[NativeContent]:
         """One Content per message (role ``model`` for the assistant)."""

@@ -120,6 +120,14 @@ class OpenAIResponsesAdapter(Adapter):
     gateway = GatewayType.openai_responses
     history_key = "input"
 
+    def seam_anchor(self, before: Sequence[Any]) -> NativeContent:
+        """A user message item."""
+        return {"type": "message", "role": "user", "content": "."}
+
+    def open_after(self, item: NativeContent) -> bool:
+        """A reasoning item is sent only with the item it led to."""
+        return item.get("type") == "reasoning"
+
     # -- Message -> items ----------------------------------------------------------------------
 
     def from_message(self, message: Message) -> list[NativeContent]:
