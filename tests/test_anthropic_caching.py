@@ -22,10 +22,9 @@ from hydrangea.errors import CachingError
 from hydrangea.gateway import GatewayType
 from hydrangea.lifecycle import Component, Lifecycle, Placement, Stage
 from hydrangea.message import Message, Role, ToolResultPart
+from hydrangea.providers.anthropic.blocks import BlockView, _Block
 from hydrangea.providers.anthropic.caching import (
     AnthropicCaching,
-    BlockView,
-    _Block,
     _memo_prefix_tokens,
     cache_anthropic_request,
     minimum_cacheable_tokens,

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from hydrangea.context import Context
 from hydrangea.gateway import GatewayType
 from hydrangea.message import Message, Role, ToolResultPart
-from hydrangea.providers.anthropic.caching import CachedBlocks, message_blocks
+from hydrangea.providers.anthropic.blocks import CachedBlocks, message_blocks
 from hydrangea.providers.native import share_items
 from tests.test_request_cache import ALL, dumped, oracle
 from tests.test_request_tool_loops import model_step

@@ -318,8 +318,9 @@ def _request_attributes(
     stable: int | None,
     model: str | None,
 ) -> _Attributes:
-    key = adapter_for(gateway).history_key
-    reuse = _reuse(context, kwargs, key, anthropic=gateway is GatewayType.anthropic)
+    adapter = adapter_for(gateway)
+    key = adapter.history_key
+    reuse = _reuse(context, kwargs, key, anthropic=adapter.places_breakpoints)
     tokens, predicted = reuse.tokens, reuse.predicted
     named = kwargs.get("model")
     attributes: _Attributes = {
@@ -333,7 +334,7 @@ def _request_attributes(
         "hydrangea.cache.predicted_reuse_tokens": predicted,
         "hydrangea.cache.predicted_reuse": predicted / tokens if tokens else 0.0,
     }
-    if gateway is GatewayType.anthropic:
+    if adapter.places_breakpoints:
         attributes["hydrangea.cache.breakpoints"] = reuse.markers
     last = None if context is None else context.usage.last
     if last is not None:

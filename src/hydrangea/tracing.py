@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import wraps
-from typing import Any, ParamSpec, TypeVar, assert_never, cast
+from typing import Any, ParamSpec, TypeVar, cast
 
 from hydrangea.gateway import GatewayType
 
@@ -311,13 +311,8 @@ def content_attribute(text: str) -> str | None:
 
 
 def gen_ai_system(gateway: GatewayType) -> str:
-    """The GenAI semantic conventions' ``gen_ai.system`` (``gen_ai.provider.name``) value."""
-    match gateway:
-        case GatewayType.openai | GatewayType.openai_responses:
-            return "openai"
-        case GatewayType.anthropic:
-            return "anthropic"
-        case GatewayType.gemini:
-            return "gcp.gemini"
-        case _:
-            assert_never(gateway)
+    """The GenAI semantic conventions' ``gen_ai.system`` (``gen_ai.provider.name``) value
+    (each adapter's :attr:`~hydrangea.providers.adapter.Adapter.gen_ai_system`)."""
+    from hydrangea.providers.registry import adapter_for
+
+    return adapter_for(gateway).gen_ai_system

@@ -9,7 +9,7 @@ knows none of this.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar, Protocol
 
 from hydrangea.errors import ContextStateError
@@ -18,7 +18,18 @@ from hydrangea.message import Message
 from hydrangea.providers.native import NativeContent
 from hydrangea.providers.pairing import CallSite, Pairing, ResultSite, pair_items
 
-__all__ = ["ORPHAN_CALL_NOTICE", "Adapter", "CachePolicy", "CallIds", "PrefixTracker"]
+__all__ = [
+    "ORPHAN_CALL_NOTICE",
+    "Adapter",
+    "CachePolicy",
+    "CallIds",
+    "PrefixTracker",
+    "ToolSpec",
+]
+
+ToolSpec = tuple[str, str, Any]
+"""A function tool as the providers declare it: name, description, JSON schema of the
+arguments (a plain copy the SDK may change)."""
 
 CallIds = Mapping[int, str]
 """Effective ids of an item's id-less tool calls, by slot (from :meth:`Pairing.ids`)."""
@@ -82,6 +93,8 @@ class Adapter(ABC):
     system_messages: bool = False
     """Whether a later system item may go as a mid-conversation system message, placed by the
     messages around it (Anthropic with ``Context(..., system_messages=True)``)."""
+    gen_ai_system: ClassVar[str]
+    """The provider's name in the GenAI semantic conventions (``gen_ai.system``)."""
     merges_turns: ClassVar[bool] = False
     """Whether the builder merges consecutive items of one role into one turn (Gemini), so a
     request cache must judge a boundary with the item after it and may have to rebuild the
@@ -93,6 +106,33 @@ class Adapter(ABC):
     items, so the items' own request is a prefix of every longer one's)."""
 
     # -- hooks of the request cache and the Context (defaults: no provider rule) ----------------
+
+    def tool_declarations(self, tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+        """The value of the request's tools for function tools (name, description, JSON
+        schema of the arguments), in this provider's shape. The default is Anthropic's."""
+        return [
+            {"name": name, "description": text, "input_schema": schema}
+            for name, text, schema in tools
+        ]
+
+    def tool_name(self, definition: Mapping[str, Any]) -> str | None:
+        """The name a tool definition of this provider declares."""
+        name = definition.get("name")
+        return name if isinstance(name, str) else None
+
+    def add_tools(
+        self,
+        kwargs: dict[str, Any],
+        definitions: list[dict[str, Any]],
+        unique: Callable[[list[str | None], Iterable[Any]], None],
+    ) -> None:
+        """Add :meth:`tool_declarations`'s ``definitions`` to the request ``kwargs``, after
+        the tools already there. ``unique(names, existing)`` refuses a name declared twice
+        among ``names`` or already declared by an ``existing`` definition. The default
+        appends to ``tools``."""
+        existing = list(kwargs.get("tools") or ())
+        unique([self.tool_name(d) for d in definitions], existing)
+        kwargs["tools"] = [*existing, *definitions]
 
     def with_system_messages(self) -> Adapter:
         """This gateway's adapter sending later system items as mid-conversation system

@@ -89,6 +89,7 @@ class AnthropicAdapter(Adapter):
     gateway = GatewayType.anthropic
     history_key = "messages"
     places_breakpoints = True
+    gen_ai_system = "anthropic"
 
     def __init__(self, *, system_messages: bool = False) -> None:
         self.system_messages = system_messages

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal, TypedDict, assert_never
 
 from hydrangea.errors import InvalidItemError
@@ -30,7 +30,7 @@ from hydrangea.gateway import GatewayType
 from hydrangea.message import ImagePart, Message, Role, TextPart, ToolCallPart, ToolResultPart
 from hydrangea.providers._intake import output_body
 from hydrangea.providers._output import dict_entries
-from hydrangea.providers.adapter import Adapter, CallIds
+from hydrangea.providers.adapter import Adapter, CallIds, ToolSpec
 from hydrangea.providers.gemini._checks import canonical, check_output, validate_strict
 from hydrangea.providers.gemini._read import OTHER_MODEL_SIGNATURE, read_content, without_signatures
 from hydrangea.providers.gemini._request import (
@@ -40,6 +40,7 @@ from hydrangea.providers.gemini._request import (
     merge_config,
     response_text,
 )
+from hydrangea.providers.gemini.tools import declarations, with_declarations
 from hydrangea.providers.native import NativeContent, copy_json
 from hydrangea.providers.pairing import CallSite, Pairing, ResultSite
 
@@ -73,6 +74,7 @@ class GeminiAdapter(Adapter):
     history_key = "contents"
     pairs_by_name = True
     merges_turns = True
+    gen_ai_system = "gcp.gemini"
 
     # -- the request cache's and the Context's hooks -----------------------------------------
 
@@ -96,6 +98,19 @@ class GeminiAdapter(Adapter):
             return False
         role = "model" if following.get("role") == "model" else "user"
         return bool(last["role"] != role)
+
+    def tool_declarations(self, tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+        """One tool entry of ``function_declarations`` (for ``config["tools"]``)."""
+        return declarations(tools)
+
+    def add_tools(
+        self,
+        kwargs: dict[str, Any],
+        definitions: list[dict[str, Any]],
+        unique: Callable[[list[str | None], Iterable[Any]], None],
+    ) -> None:
+        """The declarations go into ``config["tools"]``."""
+        kwargs["config"] = with_declarations(kwargs.get("config"), definitions, unique)
 
     def merge_option(self, built: Mapping[str, Any], key: str, value: object) -> object:
         """A ``config`` gets the Context's system parts in its ``system_instruction``."""

@@ -46,14 +46,14 @@ cannot forge or close. See "Text markers" in docs/en/providers.md.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal, NotRequired, TypedDict, assert_never
 
 from hydrangea.errors import InvalidItemError
 from hydrangea.gateway import GatewayType
 from hydrangea.message import Message, Role, TextPart
 from hydrangea.providers._intake import output_body
-from hydrangea.providers.adapter import ORPHAN_CALL_NOTICE, Adapter, CallIds
+from hydrangea.providers.adapter import ORPHAN_CALL_NOTICE, Adapter, CallIds, ToolSpec
 from hydrangea.providers.native import NativeContent, clone_json
 from hydrangea.providers.openai._chat_checks import (
     ASSISTANT_KEYS,
@@ -107,6 +107,23 @@ class OpenAIChatAdapter(Adapter):
     gateway = GatewayType.openai
     history_key = "messages"
     has_idless_calls = True
+    gen_ai_system = "openai"
+
+    def tool_declarations(self, tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+        """``{"type": "function", "function": {name, description, parameters}}``."""
+        return [
+            {
+                "type": "function",
+                "function": {"name": name, "description": text, "parameters": schema},
+            }
+            for name, text, schema in tools
+        ]
+
+    def tool_name(self, definition: Mapping[str, Any]) -> str | None:
+        """The name of ``{"function": {"name": ...}}`` (or a top-level one)."""
+        function = definition.get("function")
+        name = function.get("name") if isinstance(function, Mapping) else definition.get("name")
+        return name if isinstance(name, str) else None
 
     # -- Message -> items ----------------------------------------------------------------------
 

@@ -66,7 +66,7 @@ from hydrangea.errors import CompactionPlacementError, InvalidItemError
 from hydrangea.gateway import GatewayType
 from hydrangea.message import Message, Role, TextPart
 from hydrangea.providers._intake import output_body
-from hydrangea.providers.adapter import ORPHAN_CALL_NOTICE, Adapter, CallIds
+from hydrangea.providers.adapter import ORPHAN_CALL_NOTICE, Adapter, CallIds, ToolSpec
 from hydrangea.providers.native import NativeContent, clone_json
 from hydrangea.providers.openai._common import (
     arguments_json,
@@ -119,6 +119,20 @@ class OpenAIResponsesAdapter(Adapter):
 
     gateway = GatewayType.openai_responses
     history_key = "input"
+    gen_ai_system = "openai"
+
+    def tool_declarations(self, tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+        """``{"type": "function", name, description, parameters, "strict": False}``."""
+        return [
+            {
+                "type": "function",
+                "name": name,
+                "description": text,
+                "parameters": schema,
+                "strict": False,
+            }
+            for name, text, schema in tools
+        ]
 
     def seam_anchor(self, before: Sequence[Any]) -> NativeContent:
         """A user message item."""
