@@ -21,6 +21,7 @@ The tree::
     ├── UnencodableTextError (ValueError)        text that cannot be stored (a lone surrogate)
     ├── CachingError (ValueError)                prompt-caching settings or markers that conflict
     ├── SerializationError (ValueError)          a saved file that cannot be read back
+    │   └── NonFiniteNumberError                 JSON holding NaN, Infinity or a float overflow
     ├── MissingExtraError (ImportError)          an optional dependency; names the extra
     ├── LiveUnavailableError, LiveCallError      the demo's --live mode
     ├── ContextStateError (RuntimeError)         not allowed in the current state
@@ -103,6 +104,7 @@ __all__ = [
     "MissingExtraError",
     "ModelReplyError",
     "NaiveDatetimeError",
+    "NonFiniteNumberError",
     "PermanentComponentError",
     "PrefixBindingError",
     "RecordNotFoundError",
@@ -221,6 +223,11 @@ class CachingError(HydrangeaError, ValueError):
 
 class SerializationError(HydrangeaError, ValueError):
     """A saved Context (or session) that cannot be read back."""
+
+
+class NonFiniteNumberError(SerializationError):
+    """A JSON text holds ``NaN``, ``Infinity`` or a number too large for a float (the library's
+    JSON reader refuses what no provider sends and JSON itself does not allow)."""
 
 
 class SelectorError(HydrangeaError, ValueError):

@@ -18,6 +18,7 @@ from hydrangea.errors import (
     ContextStateError,
     InvalidItemError,
     InvalidMessageError,
+    NonFiniteNumberError,
     SerializationError,
     UnencodableTextError,
 )
@@ -541,7 +542,7 @@ class Context(Sequence[NativeContent]):
             raise SerializationError(f"a saved Context is JSON text, got {type(text).__name__}")
         try:
             document = _json.loads(text)
-        except _json.NonFiniteNumberError as exc:
+        except NonFiniteNumberError as exc:
             raise SerializationError(f"saved Context holds an invalid item: {exc}") from exc
         except ValueError as exc:  # json.JSONDecodeError
             raise SerializationError(f"not a saved Context: invalid JSON ({exc})") from exc

@@ -35,7 +35,7 @@ import math
 import re
 from typing import Any
 
-from hydrangea.errors import MissingExtraError
+from hydrangea.errors import MissingExtraError, NonFiniteNumberError
 
 __all__ = ["NonFiniteNumberError", "dumps", "fast_backend_available", "loads"]
 
@@ -48,10 +48,6 @@ _log = logging.getLogger(__name__)
 _ONE_DIGIT_NEGATIVE_EXPONENT = re.compile(rb"e-[0-9](?![0-9])")
 _SMALL_DECIMAL = b"0.0000"
 _DIGITS = frozenset(b"0123456789")
-
-
-class NonFiniteNumberError(ValueError):
-    """A JSON text holds ``NaN``, ``Infinity`` or a number too large for a float."""
 
 
 def _orjson() -> Any:
