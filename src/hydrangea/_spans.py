@@ -32,7 +32,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from hydrangea.gateway import GatewayType
 from hydrangea.providers.adapter import Adapter, CachePolicy
@@ -48,6 +48,9 @@ from hydrangea.tracing import (
     traced,
 )
 
+if TYPE_CHECKING:
+    from hydrangea.coop.view import CollectionRecord  # (it imports nothing that imports this)
+
 __all__ = ["collection", "context_request", "coop_render", "lifecycle_render", "lifecycle_request"]
 
 
@@ -62,21 +65,6 @@ class Context(Protocol):
     @property
     def detaches(self) -> int: ...
     def detached_from(self, since: int) -> int | None: ...
-
-
-class CollectionRecord(Protocol):
-    """What a span reads of a collection's record (:class:`~hydrangea.coop.CollectionRecord`)."""
-
-    @property
-    def detached(self) -> int: ...
-    @property
-    def promoted(self) -> int: ...
-    @property
-    def areas(self) -> Sequence[object]: ...
-    @property
-    def start(self) -> int | None: ...
-    @property
-    def render(self) -> int: ...
 
 
 class CoopContext(Protocol):

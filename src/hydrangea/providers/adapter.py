@@ -25,11 +25,15 @@ __all__ = [
     "CallIds",
     "PrefixTracker",
     "ToolSpec",
+    "UniqueNames",
 ]
 
 ToolSpec = tuple[str, str, Any]
 """A function tool as the providers declare it: name, description, JSON schema of the
 arguments (a plain copy the SDK may change)."""
+
+UniqueNames = Callable[[list[str | None], Iterable[Any]], None]
+"""Refuses a tool name declared twice among its ``names`` or by an ``existing`` definition."""
 
 CallIds = Mapping[int, str]
 """Effective ids of an item's id-less tool calls, by slot (from :meth:`Pairing.ids`)."""
@@ -121,10 +125,7 @@ class Adapter(ABC):
         return name if isinstance(name, str) else None
 
     def add_tools(
-        self,
-        kwargs: dict[str, Any],
-        definitions: list[dict[str, Any]],
-        unique: Callable[[list[str | None], Iterable[Any]], None],
+        self, kwargs: dict[str, Any], definitions: list[dict[str, Any]], unique: UniqueNames
     ) -> None:
         """Add :meth:`tool_declarations`'s ``definitions`` to the request ``kwargs``, after
         the tools already there. ``unique(names, existing)`` refuses a name declared twice

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, TypedDict, assert_never
 
 from hydrangea.errors import InvalidItemError
@@ -30,7 +30,7 @@ from hydrangea.gateway import GatewayType
 from hydrangea.message import ImagePart, Message, Role, TextPart, ToolCallPart, ToolResultPart
 from hydrangea.providers._intake import output_body
 from hydrangea.providers._output import dict_entries
-from hydrangea.providers.adapter import Adapter, CallIds, ToolSpec
+from hydrangea.providers.adapter import Adapter, CallIds, ToolSpec, UniqueNames
 from hydrangea.providers.gemini._checks import canonical, check_output, validate_strict
 from hydrangea.providers.gemini._read import OTHER_MODEL_SIGNATURE, read_content, without_signatures
 from hydrangea.providers.gemini._request import (
@@ -104,10 +104,7 @@ class GeminiAdapter(Adapter):
         return declarations(tools)
 
     def add_tools(
-        self,
-        kwargs: dict[str, Any],
-        definitions: list[dict[str, Any]],
-        unique: Callable[[list[str | None], Iterable[Any]], None],
+        self, kwargs: dict[str, Any], definitions: list[dict[str, Any]], unique: UniqueNames
     ) -> None:
         """The declarations go into ``config["tools"]``."""
         kwargs["config"] = with_declarations(kwargs.get("config"), definitions, unique)

@@ -6,17 +6,15 @@ the request's ``config`` may be absent, a dict, or a ``google.genai`` ``Generate
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel
 
 from hydrangea.errors import MissingExtraError, ToolDefinitionError
+from hydrangea.providers.adapter import UniqueNames as Unique
 
 __all__ = ["declarations", "with_declarations"]
-
-Unique = Callable[[list[str | None], Iterable[Any]], None]
-
 
 def declarations(tools: Sequence[tuple[str, str, Any]]) -> list[dict[str, Any]]:
     """One tool entry holding every function declaration (none for no tools)."""
