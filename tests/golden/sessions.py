@@ -17,7 +17,11 @@ from hydrangea import ConversationArea, CoopContext
 from hydrangea.context import Context
 from hydrangea.gateway import GatewayType
 from hydrangea.lifecycle import Component, Lifecycle, Placement, Stage
-from hydrangea.message import Message, Role, TextPart, ToolCallPart, ToolResultPart
+from hydrangea.message import Message, Role
+from tests.golden._more import MORE
+from tests.golden._replies import calls as _calls
+from tests.golden._replies import results as _results
+from tests.golden._replies import say as _say
 
 FROZEN = Path(__file__).with_name("requests.jsonl.gz")
 
@@ -27,30 +31,6 @@ Session = Callable[[GatewayType], list[dict[str, Any]]]
 def canonical(kwargs: dict[str, Any]) -> str:
     """The request's canonical bytes: key order kept, no spaces, non-ASCII as it is."""
     return json.dumps(kwargs, sort_keys=False, ensure_ascii=False, separators=(",", ":"))
-
-
-def _native(gateway: GatewayType, message: Message) -> list[Any]:
-    scratch = Context(gateway)
-    scratch.emplace_message(message)
-    return list(scratch[:])
-
-
-def _say(gateway: GatewayType, text: str) -> list[Any]:
-    return _native(gateway, Message(role=Role.assistant, content=text))
-
-
-def _calls(gateway: GatewayType, *calls: tuple[str, str, dict[str, Any]]) -> list[Any]:
-    parts = (
-        TextPart(text="Let me look."),
-        *(ToolCallPart(id=i, name=n, arguments=a) for i, n, a in calls),
-    )
-    return _native(gateway, Message(role=Role.assistant, content=parts))
-
-
-def _results(*results: tuple[str, str]) -> Message:
-    return Message(
-        role=Role.user, content=tuple(ToolResultPart(call_id=i, content=c) for i, c in results)
-    )
 
 
 def plain(gateway: GatewayType) -> list[dict[str, Any]]:
@@ -200,6 +180,7 @@ SESSIONS: dict[str, Session] = {
         lifecycle_tools,
         coop_conversation,
         drop_reasoning,
+        *MORE,
     )
 }
 
