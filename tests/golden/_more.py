@@ -20,6 +20,11 @@ from tests.golden._replies import results as _results
 from tests.golden._replies import say as _say
 
 
+def _clock() -> datetime:
+    """A fixed time, so that the areas' records are the same on every run."""
+    return datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+
+
 def _reasoning_reply(gateway: GatewayType, text: str) -> list[Any]:
     """A native reply that carries the gateway's reasoning state (none on Chat Completions)."""
     match gateway:
@@ -99,9 +104,9 @@ def caching(gateway: GatewayType) -> list[dict[str, Any]]:
 def tool_loop_area(gateway: GatewayType) -> list[dict[str, Any]]:
     """A ToolLoopArea answering a call, in a CoopContext."""
     coop = CoopContext(Context(gateway))
-    conversation = ConversationArea()
+    conversation = ConversationArea(clock=_clock)
     coop.register(conversation)
-    loop = ToolLoopArea({"clock": lambda arguments: "noon"}, anchor=conversation)
+    loop = ToolLoopArea({"clock": lambda arguments: "noon"}, anchor=conversation, clock=_clock)
     coop.register(loop)
     lc = Lifecycle(coop)
     conversation.user("What time is it?")
@@ -119,7 +124,9 @@ def compacting(gateway: GatewayType) -> list[dict[str, Any]]:
     agent = Context(gateway)
     agent.emplace_message(Message(role=Role.system, content="You are a careful agent."))
     coop = CoopContext(agent)
-    conversation = CompactingConversation(coop, threshold_tokens=200, rollup_tokens=5_000)
+    conversation = CompactingConversation(
+        coop, threshold_tokens=200, rollup_tokens=5_000, clock=_clock
+    )
     turns = Lifecycle(coop)
     sent = []
     for n in range(8):
