@@ -139,8 +139,7 @@ def compacting(gateway: GatewayType) -> list[dict[str, Any]]:
 
 def system_messages(gateway: GatewayType) -> list[dict[str, Any]]:
     """Anthropic's system_messages=True (other gateways: a system component)."""
-    on = {"system_messages": True} if gateway is GatewayType.anthropic else {}
-    context = Context(gateway, **on)
+    context = Context(gateway, system_messages=gateway is GatewayType.anthropic)
     rules = Lifecycle(context)
     rules.add(Component(Message(role=Role.system, content="Be brief."), ttl=1, cadence=1))
     context.emplace_message(Message(role=Role.user, content="Is HW-1 closed?"))

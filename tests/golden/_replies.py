@@ -23,7 +23,7 @@ def say(gateway: GatewayType, text: str) -> list[Any]:
 
 def calls(gateway: GatewayType, *calls: tuple[str, str, dict[str, Any]]) -> list[Any]:
     """A native assistant turn of text and the given ``(id, name, arguments)`` calls."""
-    parts = (
+    parts: tuple[TextPart | ToolCallPart, ...] = (
         TextPart(text="Let me look."),
         *(ToolCallPart(id=i, name=n, arguments=a) for i, n, a in calls),
     )
