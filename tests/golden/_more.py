@@ -278,7 +278,52 @@ def gemini_idless_calls(gateway: GatewayType) -> list[dict[str, Any]]:
     return [with_tools(context.request(), gateway, [forecast])]
 
 
+def resend_when_changed(gateway: GatewayType) -> list[dict[str, Any]]:
+    """Lifecycle(resend="when_changed"): a sticky component sent once, then again when changed."""
+    context = Context(gateway)
+    lc = Lifecycle(context, resend="when_changed")
+    lc.add(Component("Mode: review", ttl=5, key="mode"))
+    sent = []
+    for turn in range(3):
+        context.emplace_message(Message(role=Role.user, content=f"question {turn}"))
+        sent.append(lc.render().kwargs)
+        context.push_back(_say(gateway, f"answer {turn}"))
+    return sent
+
+
+def anthropic_server_tool(gateway: GatewayType) -> list[dict[str, Any]]:
+    """An Anthropic server tool pair kept as sent (other gateways: a plain reply)."""
+    context = Context(gateway)
+    context.emplace_message(Message(role=Role.user, content="Search the news."))
+    if gateway is GatewayType.anthropic:
+        context.push_back(
+            {
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "server_tool_use",
+                        "id": "srvtoolu_1",
+                        "name": "web_search",
+                        "input": {"query": "news"},
+                    },
+                    {
+                        "type": "web_search_tool_result",
+                        "tool_use_id": "srvtoolu_1",
+                        "content": [],
+                    },
+                    {"type": "text", "text": "Nothing new."},
+                ],
+            }
+        )
+    else:
+        context.push_back(_say(gateway, "Nothing new."))
+    context.emplace_message(Message(role=Role.user, content="ok"))
+    return [context.request()]
+
+
 MORE = (
+    resend_when_changed,
+    anthropic_server_tool,
     images_and_tools,
     gemini_idless_calls,
     reasoning,
