@@ -8,12 +8,12 @@ from typing import Any
 from hydrangea.areas import CompactingConversation, ConversationArea, ToolLoopArea
 from hydrangea.asof import ContextBuilder, ContextItem, ItemKind
 from hydrangea.context import Context
-from hydrangea.context.caching import AnthropicCaching
-from hydrangea.context.openai_caching import OpenAICaching, session_cache_key
 from hydrangea.coop import CoopContext
 from hydrangea.gateway import GatewayType
 from hydrangea.lifecycle import Component, Lifecycle
 from hydrangea.message import ImagePart, Message, Role, TextPart, ToolCallPart
+from hydrangea.providers.anthropic import AnthropicCaching
+from hydrangea.providers.openai import OpenAICaching, session_cache_key
 from hydrangea.tools import tool, with_tools
 from tests.golden._replies import calls as _calls
 from tests.golden._replies import results as _results
