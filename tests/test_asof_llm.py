@@ -27,12 +27,8 @@ from hydrangea.asof.llm import (
     openai_chat_model,
     parse_reply,
 )
-from hydrangea.asof.summary import (
-    AsyncSummarizer,
-    ExtractiveSummarizer,
-    StructuredSummary,
-    Summarizer,
-)
+from hydrangea.asof.summarizers import AsyncSummarizer, ExtractiveSummarizer, Summarizer
+from hydrangea.asof.summary import StructuredSummary
 from hydrangea.message import Message, Role
 from tests.support.capture_server import capture_server
 

@@ -26,7 +26,7 @@ from hydrangea.asof import (
 )
 from hydrangea.asof.fence import MARK
 from hydrangea.asof.llm import LLMSummarizer
-from hydrangea.asof.summary import AsyncSummarizer
+from hydrangea.asof.summarizers import AsyncSummarizer
 from hydrangea.message import Message
 from tests.support.asof_oracle import AS_OF, approx_tokens, doc
 

@@ -45,7 +45,8 @@ from typing import Literal, assert_never
 from hydrangea.areas import CompactingConversation
 from hydrangea.asof.items import ContextItem
 from hydrangea.asof.records import InMemoryRecordStore
-from hydrangea.asof.summary import StructuredSummary, Summarizer, first_sentence
+from hydrangea.asof.summarizers import Summarizer
+from hydrangea.asof.summary import StructuredSummary, first_sentence
 from hydrangea.context import Context, NativeContent
 from hydrangea.coop import CoopContext
 from hydrangea.lifecycle import Component

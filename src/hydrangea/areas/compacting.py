@@ -56,7 +56,8 @@ from hydrangea.areas.errors import AreaUsageError
 from hydrangea.areas.rollup import CarriedSummary, SummaryRegionArea, carried_summary, roll_up
 from hydrangea.asof.counting import ApproxTokenCounter, TokenCounter
 from hydrangea.asof.records import InMemoryRecordStore, RecordStore
-from hydrangea.asof.summary import StructuredSummary, Summarizer
+from hydrangea.asof.summarizers import Summarizer
+from hydrangea.asof.summary import StructuredSummary
 from hydrangea.context.area import AreaLifeState
 from hydrangea.coop.coop_context import CoopContext
 from hydrangea.message import Message, Role, ToolCallPart, ToolResultPart

@@ -54,7 +54,8 @@ from hydrangea.asof.fence import data_text, fence_body, published_label
 from hydrangea.asof.items import ItemKind
 from hydrangea.asof.layout import utc
 from hydrangea.asof.records import InMemoryRecordStore, RecordStore
-from hydrangea.asof.summary import ExtractiveSummarizer, StructuredSummary, Summarizer
+from hydrangea.asof.summarizers import ExtractiveSummarizer, Summarizer
+from hydrangea.asof.summary import StructuredSummary
 from hydrangea.context.area import AreaLifeState
 from hydrangea.errors import ContextStateError
 from hydrangea.message import Message, Role, ToolCallPart

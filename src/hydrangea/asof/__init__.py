@@ -36,12 +36,8 @@ from hydrangea.asof.llm import (
 from hydrangea.asof.records import InMemoryRecordStore, RecordStore
 from hydrangea.asof.result import BuiltContext, Compaction, Rejection, RejectionReason
 from hydrangea.asof.sqlite_store import RecordStoreError, SqliteRecordStore
-from hydrangea.asof.summary import (
-    AsyncSummarizer,
-    ExtractiveSummarizer,
-    StructuredSummary,
-    Summarizer,
-)
+from hydrangea.asof.summarizers import AsyncSummarizer, ExtractiveSummarizer, Summarizer
+from hydrangea.asof.summary import StructuredSummary
 from hydrangea.asof.tokenizers import (
     MissingExtraError,
     OpenAITokenCounter,

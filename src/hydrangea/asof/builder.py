@@ -75,12 +75,8 @@ from hydrangea.asof.result import (
     RejectionReason,
     content_sha256,
 )
-from hydrangea.asof.summary import (
-    AsyncSummarizer,
-    ExtractiveSummarizer,
-    StructuredSummary,
-    Summarizer,
-)
+from hydrangea.asof.summarizers import AsyncSummarizer, ExtractiveSummarizer, Summarizer
+from hydrangea.asof.summary import StructuredSummary
 from hydrangea.message import Message
 from hydrangea.tracing import AttributeValue, traced
 

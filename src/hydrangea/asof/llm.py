@@ -28,7 +28,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from hydrangea.asof.fence import data_text
 from hydrangea.asof.items import ContextItem
 from hydrangea.asof.layout import block_bodies
-from hydrangea.asof.summary import ExtractiveSummarizer, StructuredSummary, Summarizer
+from hydrangea.asof.summarizers import ExtractiveSummarizer, Summarizer
+from hydrangea.asof.summary import StructuredSummary
 from hydrangea.errors import ModelReplyError
 from hydrangea.message import Message, Role
 
@@ -169,7 +170,7 @@ class LLMSummarizer:
     up the build. A thread cannot be killed, so a timed-out call keeps running in its daemon
     thread until the model returns, and its answer is discarded, never used. An async model
     whose client is bound to the caller's event loop should be wrapped to create its client on
-    first use. ``fallback`` defaults to :class:`~hydrangea.asof.summary.ExtractiveSummarizer`.
+    first use. ``fallback`` defaults to :class:`~hydrangea.asof.summarizers.ExtractiveSummarizer`.
 
     The model supplies facts, decisions and open_questions only. Pointers always come from the
     items themselves. Items that already carry a structured summary (an earlier compaction) are

@@ -57,12 +57,10 @@ from hydrangea.asof.fence import (
 from hydrangea.asof.items import ContextItem, ItemKind
 from hydrangea.asof.layout import block_body, block_key, data_message, index_line, utc
 from hydrangea.asof.records import RecordStore
+from hydrangea.asof.summarizers import AsyncSummarizer, ExtractiveSummarizer, Summarizer
 from hydrangea.asof.summary import (
     SHORT_NOTE,
-    AsyncSummarizer,
-    ExtractiveSummarizer,
     StructuredSummary,
-    Summarizer,
     entry_line,
     heading,
     pointer_word,

@@ -1,4 +1,6 @@
-"""Structured summaries, the summarizer protocols and the model-free :class:`ExtractiveSummarizer`.
+"""Structured summaries: their fields, their text form and the pointers read back from it.
+
+The summarizers that make them are in :mod:`hydrangea.asof.summarizers`.
 
 A :class:`StructuredSummary` keeps facts, decisions and open questions apart, names the record
 ids it stands for, and may carry a note for each of them (what that record says, in a line).
@@ -18,24 +20,18 @@ import json
 import re
 from collections.abc import Iterable, Sequence
 from itertools import chain
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from hydrangea.errors import UnencodableTextError
 from hydrangea.text import check_encodable
 
-if TYPE_CHECKING:
-    from hydrangea.asof.items import ContextItem
-
 __all__ = [
     "ALSO_PREFIX",
     "RECORDS_PREFIX",
     "SHORT_NOTE",
-    "AsyncSummarizer",
-    "ExtractiveSummarizer",
     "StructuredSummary",
-    "Summarizer",
     "entry_line",
     "first_sentence",
     "heading",
@@ -303,28 +299,6 @@ def parse_pointers(rendered: str) -> tuple[str, ...]:
     return tuple(pointers)
 
 
-@runtime_checkable
-class Summarizer(Protocol):
-    """Compacts items into a structured summary.
-
-    A summary of untrusted text stays untrusted, and the pointers to the originals are not the
-    summarizer's to forge: the builder overwrites them with the ids of the items it replaced.
-    """
-
-    def summarize(self, items: Sequence[ContextItem]) -> StructuredSummary:
-        """A summary of ``items``."""
-        ...
-
-
-@runtime_checkable
-class AsyncSummarizer(Protocol):
-    """A summarizer that must be awaited (a model call); used by ``ContextBuilder.abuild``."""
-
-    async def asummarize(self, items: Sequence[ContextItem]) -> StructuredSummary:
-        """A summary of ``items``."""
-        ...
-
-
 def first_sentence(text: str, *, limit: int = 280) -> str:
     """The first sentence of ``text``: up to the first line break or sentence end.
 
@@ -344,47 +318,3 @@ def shorten(note: str, limit: int) -> str:
     if len(note) <= limit:
         return note
     return note[: limit - 1].rstrip() + "…"
-
-
-class ExtractiveSummarizer:
-    """Deterministic and model-free: the first sentence of each item, with a pointer.
-
-    Each item's first sentence (:meth:`note`) is one of the summary's ``facts``, as in
-    keelgate's ExtractiveSummarizer, and also the note of its record's pointer, so the text
-    says which record each sentence comes from (:meth:`StructuredSummary.render` writes a fact
-    that is already a note once). An item that already carries a :class:`StructuredSummary` (a
-    summary from an earlier round) is merged, not re-read.
-    """
-
-    __slots__ = ("limit",)
-
-    def __init__(self, *, limit: int = 280) -> None:
-        if limit < 2:
-            raise ValueError(f"limit must be at least 2 characters, got {limit}")
-        self.limit = limit
-
-    def note(self, item: ContextItem) -> str:
-        """The note this summarizer extracts from one plain item: its first sentence."""
-        return first_sentence(item.content, limit=self.limit)
-
-    def notes(self, items: Sequence[ContextItem]) -> list[str]:
-        """:meth:`note` of each of ``items``, in order."""
-        limit = self.limit
-        return [first_sentence(item.content, limit=limit) for item in items]
-
-    def summarize(self, items: Sequence[ContextItem]) -> StructuredSummary:
-        """One note per plain item and the merged fields of every summary item."""
-        parts: list[StructuredSummary] = []
-        for item in items:
-            if item.summary is not None:
-                parts.append(item.summary)
-            else:
-                note = self.note(item)
-                parts.append(StructuredSummary.model_construct(
-                    facts=(note,) if note else (), decisions=(), open_questions=(),
-                    pointers=(item.item_id,), notes=(note,),
-                ))
-        return StructuredSummary.merge(parts)
-
-    def __repr__(self) -> str:
-        return f"ExtractiveSummarizer(limit={self.limit})"
