@@ -41,10 +41,10 @@ def test_an_old_path_is_the_new_module_and_warns(old: str, new: str) -> None:
 def test_names_imported_from_an_old_path_are_the_new_ones() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        from hydrangea.context.caching import AnthropicCaching as Old
+        old = importlib.import_module("hydrangea.context.caching")
     from hydrangea.providers.anthropic import AnthropicCaching
 
-    assert Old is AnthropicCaching
+    assert old.AnthropicCaching is AnthropicCaching
 
 
 def test_the_finder_serves_only_the_table() -> None:
