@@ -18,6 +18,7 @@ The tree::
     ├── InvalidMessageError (TypeError)          something that is not a Message where one belongs
     │   └── MessageValidationError (ValueError)  a Message or part whose fields fail validation
     ├── RequestOptionError (TypeError)           a caller's request keyword that cannot be merged
+    │   └── UnsupportedOptionError (ValueError)  a provider option the gateway or model lacks
     ├── UnencodableTextError (ValueError)        text that cannot be stored (a lone surrogate)
     ├── CachingError (ValueError)                prompt-caching settings or markers that conflict
     ├── SerializationError (ValueError)          a saved file that cannot be read back
@@ -25,7 +26,8 @@ The tree::
     ├── MissingExtraError (ImportError)          an optional dependency; names the extra
     ├── LiveUnavailableError, LiveCallError      the demo's --live mode
     ├── ContextStateError (RuntimeError)         not allowed in the current state
-    │   └── PrefixBindingError                   a request that would change a bound prefix
+    │   ├── PrefixBindingError                   a request that would change a bound prefix
+    │   └── CompactionError                      a provider compaction that cannot be applied
     ├── SelectorError (ValueError)               a depth selector that is malformed or absent
     ├── AreaContractError (TypeError)            an object that is not a Context Area
     ├── DuplicateAreaError (ValueError)          the same area registered twice
@@ -76,6 +78,7 @@ __all__ = [
     "AsOfTypeError",
     "AsOfViolationError",
     "CachingError",
+    "CompactionError",
     "CompactionPlacementError",
     "ComponentNotFoundError",
     "ContextBudgetError",
@@ -129,6 +132,7 @@ __all__ = [
     "UnknownEncodingError",
     "UnknownSnapshotError",
     "UnsupportedContentError",
+    "UnsupportedOptionError",
     "VocabularyIntegrityError",
 ]
 
@@ -200,6 +204,21 @@ class RequestOptionError(HydrangeaError, TypeError):
     Context builds (the history itself, or a value of the wrong type)."""
 
 
+class UnsupportedOptionError(RequestOptionError, ValueError):
+    """A typed provider option (context editing, compaction, explicit caching ...) asked of a
+    gateway or model that does not offer it, refused before anything is sent.
+
+    ``option`` names the option, ``gateway`` the Context's gateway and ``model`` the model the
+    request was checked for (``None``: none was named; pass ``model=`` to ``request()``).
+    """
+
+    def __init__(self, message: str, *, option: str, gateway: str, model: str | None) -> None:
+        super().__init__(message)
+        self.option = option
+        self.gateway = gateway
+        self.model = model
+
+
 class UnencodableTextError(HydrangeaError, ValueError):
     """Text that cannot be encoded as UTF-8 (a lone surrogate), refused where it enters."""
 
@@ -257,6 +276,14 @@ class PrefixBindingError(ContextStateError):
         super().__init__(message)
         self.position = position
         self.item = item
+
+
+class CompactionError(ContextStateError):
+    """A provider compaction the Context cannot apply as the provider documents it: a second
+    compaction request while one is pending, a compaction reply with no pending request, or a
+    compaction request that came back without a summary (the history is kept whole; send a
+    new compaction request or go on without one). Nothing was changed."""
+
 
 class AreaContractError(HydrangeaError, TypeError):
     """An object that does not fulfil the Context Area contract.

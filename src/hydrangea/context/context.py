@@ -26,6 +26,7 @@ from hydrangea.gateway import GatewayType
 from hydrangea.message import Message
 from hydrangea.providers import _json
 from hydrangea.providers.adapter import Adapter, CachePolicy
+from hydrangea.providers.features import RequestFeature, merge_into
 from hydrangea.providers.native import (
     NativeContent,
     check_json,
@@ -402,6 +403,7 @@ class Context(Sequence[NativeContent]):
         *,
         model: str | None = None,
         caching: CachePolicy | None = None,
+        features: Sequence[RequestFeature] = (),
         **options: Any,
     ) -> dict[str, Any]:
         """Keyword arguments for the gateway's SDK call.
@@ -416,7 +418,14 @@ class Context(Sequence[NativeContent]):
         (:meth:`Adapter.for_other_model`; "Model switching" in the providers guide). Any other
         keyword (``config=``, ``system=``, ``tools=``, ``max_tokens=`` ...) is merged in
         (:mod:`hydrangea.context._compose`), so the result goes to the SDK call as it is.
+
+        ``features`` are typed provider options (context editing, server compaction, explicit
+        caching: :mod:`hydrangea.providers.features`), each checked against the gateway and
+        ``model`` before anything is built, then merged in.
         """
+        probe: dict[str, Any] = {}
+        for feature in features:  # (first: an unsupported option changes nothing)
+            feature.apply(probe, self._gateway, model)
         source: Sequence[NativeContent] = self._items if items is None else items
         head = head_of(options)
         dropping = model is None and self._binding.check(self._items, len(source), head)
@@ -447,6 +456,8 @@ class Context(Sequence[NativeContent]):
         else:
             self._binding.built(0, tuple(items), head)
         kwargs = compose_request(self._adapter, built, options)
+        for key, value in probe.items():
+            merge_into(kwargs, key, value)
         if model is not None:
             kwargs["model"] = model
         return kwargs

@@ -269,6 +269,20 @@ class Adapter(ABC):
         (:class:`~hydrangea.errors.CompactionPlacementError`)."""
         return
 
+    def compaction_start(self, item: NativeContent) -> NativeContent | None:
+        """If ``item`` (pushed output, as stored) holds a compaction the provider continues
+        from (an Anthropic ``compaction`` block inside a reply, a Responses ``compaction``
+        item), the item as later requests send it; the provider ignores what came before it,
+        so those requests start there. ``None`` (the default): an ordinary item."""
+        return None
+
+    def swapped_head(self, output: object) -> list[NativeContent] | None:
+        """If ``output`` (pushed output: an SDK object or the checked JSON body) is the reply to
+        a head-swap compaction request (Anthropic ``stop_reason: "compaction"``, a Responses
+        ``response.compaction`` window), the native items that take the place of the history
+        that request sent; ``None`` (the default): an ordinary reply."""
+        return None
+
     def for_other_model(self, item: NativeContent) -> NativeContent | None:
         """``item`` as sent to a model other than the one that produced it: reasoning state
         tied to its model removed or converted (see "Model switching" in the providers guide).
