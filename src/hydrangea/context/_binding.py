@@ -124,6 +124,27 @@ class BindingGuard:
         the drop policy left that reasoning out (``None``: left out whole)."""
         return self._stripped.get(index, item) if self._stripped else item
 
+    def rebase(self, moved: Callable[[int], int | None]) -> None:
+        """The sent form changed at a provider compaction: ``moved`` maps an index of the old
+        sent form to the new one (``None``: compacted away). Bindings of the kept items stay as
+        they were (the provider's summary keeps their reasoning valid); a binding broken at a
+        position the compaction removed is healed with it."""
+        self._bound = [m for m in map(moved, self._bound) if m is not None]
+        broken: list[_Broken] = []
+        for entry in self._broken:
+            item, position = moved(entry.item), moved(entry.position)
+            if item is not None and position is not None:
+                broken.append(_Broken(item, position, entry.cause))
+        self._broken = broken
+        self._stripped = {
+            m: form for i, form in self._stripped.items() if (m := moved(i)) is not None
+        }
+        last = self._last
+        if last is not None:
+            stable, tail, head = last
+            mapped = 0 if stable == 0 else moved(stable - 1)
+            self._last = None if mapped is None else (mapped + (stable > 0), tail, head)
+
     def detached(self, start: int) -> None:
         """Items from ``start`` on were detached: their bindings went with them."""
         while self._broken and self._broken[-1].item >= start:

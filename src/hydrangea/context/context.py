@@ -11,10 +11,12 @@ from hydrangea import _spans
 from hydrangea._saved import check_format, read_text_checked, write_text_atomic
 from hydrangea.context._binding import BindingGuard, BrokenReasoning, head_of
 from hydrangea.context._compose import compose_request
+from hydrangea.context.boundary import CompactionBoundary, Wire
 from hydrangea.context.readback import ReplyRoute, StableIds, for_model, messages_of, reply_of
 from hydrangea.context.request_cache import RequestCache
 from hydrangea.context.view import ContextView
 from hydrangea.errors import (
+    CompactionError,
     ContextStateError,
     InvalidItemError,
     InvalidMessageError,
@@ -106,10 +108,13 @@ class Context(Sequence[NativeContent]):
         "_ids",
         "_ids_seen",
         "_items",
+        "_model_names",
         "_models",
+        "_models_seen",
         "_requests",
         "_sent",
         "_usage",
+        "_wire",
     )
 
     def __init__(
@@ -133,6 +138,9 @@ class Context(Sequence[NativeContent]):
         self._ids = StableIds(self._adapter)  # Gemini's stable call ids, counted once per item
         self._ids_seen = 0  # the detach count the tally has caught up with
         self._sent = 0
+        self._model_names: set[str] = set()
+        self._models_seen = 0  # how many leading entries of _models _model_names took in
+        self._wire = Wire(self._items)
         self.extend(items)
         self._sent = len(self._items)  # what a Context starts from is history
 
@@ -221,6 +229,7 @@ class Context(Sequence[NativeContent]):
         self._append(staged, None)
         self._items.extend(moved)
         self._models.extend(models)
+        self._wire.appended(moved)
 
     def __repr__(self) -> str:
         return f"Context({self._gateway.value!r}, {len(self._items)} items)"
@@ -280,10 +289,14 @@ class Context(Sequence[NativeContent]):
         """
         if isinstance(item, dict | list):  # checked and copied once: what is read out is ours
             body: list[Any] | dict[str, Any] = copy_json_value(item, "the pushed output")
+            if self._wire.pending is not None and self._swap(body):
+                return
             self._adapter.check_push(self._items, body)
             staged = self._staged_pushed(self._adapter.from_pushed(body))
             item = body
         else:
+            if self._wire.pending is not None and self._swap(item):
+                return
             self._adapter.check_push(self._items, item)
             staged = self._staged_output(self._adapter.from_output(item))
         produced_by = model if model is not None else self._adapter.output_model(item)
@@ -299,9 +312,131 @@ class Context(Sequence[NativeContent]):
                 self._ids.truncate(start)
                 raise
         self._mark_sent(len(self._items))
-        self._binding.pushed(self._items, start)
+        self._binding.pushed(self._wire.sent, self._wire.to_wire(start))
         if reported is not None:
             self._usage.record(reported, start)
+        self._find_boundaries(start)
+
+    def push_compaction(self, output: object) -> None:
+        """Swap in the reply to the pending head-swap compaction request.
+
+        The request was built with a compaction feature whose ``swaps_head`` is true (Anthropic
+        on-demand compaction, OpenAI ``/responses/compact``); the Context noted how many items
+        it sent. Its summary now takes the place of exactly those items in every later request;
+        every item appended since stays after it, and the compacted items stay readable here
+        (:attr:`compactions`). :meth:`push_back` does the same when handed such a reply while
+        the request is pending.
+
+        A reply without a summary (any other ``stop_reason``) raises
+        :class:`~hydrangea.errors.CompactionError`: the history is kept whole and the request
+        is no longer pending (send a new one, or go on without). So does a call with no
+        compaction request pending.
+        """
+        if self._wire.pending is None:
+            raise CompactionError(
+                "no compaction request is pending: build one with request(features=[...]) "
+                "naming the provider's compaction request, send it, then push its reply"
+            )
+        body = copy_json_value(output, "the compaction reply") if isinstance(
+            output, dict | list
+        ) else output
+        if not self._swap(body):
+            self._wire.pending = None
+            raise CompactionError(
+                "the compaction request came back without a summary (the provider's reply is "
+                "not a compaction): the history is kept whole; send a new compaction request "
+                "or go on without one"
+            )
+
+    @property
+    def compactions(self) -> tuple[CompactionBoundary, ...]:
+        """The provider compactions this Context continues across, oldest first; requests
+        start at the last one (see :mod:`hydrangea.context.boundary`). The items a compaction
+        left out of requests stay in the Context under their indices."""
+        return tuple(self._wire.boundaries)
+
+    @property
+    def compaction_pending(self) -> bool:
+        """Whether a head-swap compaction request was built and its reply not pushed yet."""
+        return self._wire.pending is not None
+
+    def _swap(self, output: object) -> bool:
+        """Swap the pending compaction's summary in if ``output`` is one (``False``: it is
+        not). All or nothing."""
+        head = self._adapter.swapped_head(output)
+        if head is None:
+            return False
+        covered = self._wire.pending
+        assert covered is not None
+        current = self._wire.boundary
+        if current is not None and covered < current.start:
+            self._wire.pending = None
+            raise CompactionError(
+                f"the compaction request covered the first {covered} items, but a later "
+                f"compaction already starts requests at item {current.start}: its summary "
+                "is out of date and was not swapped in"
+            )
+        staged = self._staged_output(head)
+        reported = usage_of(self._gateway, output)
+        self._wire.pending = None
+        self._move_boundary(CompactionBoundary("swap", covered, tuple(staged)))
+        if reported is not None:
+            self._usage.record(reported, len(self._items))
+        _log.debug("swapped a compaction summary in for the first %d items", covered)
+        return True
+
+    def _find_boundaries(self, start: int) -> None:
+        """Note the compactions inside the items appended from ``start`` on."""
+        adapter = self._adapter
+        for index in range(start, len(self._items)):
+            item = self._items[index]
+            form = adapter.compaction_start(item)
+            if form is None:
+                continue
+            if form is item or form == item:
+                boundary = CompactionBoundary("in_reply", index, (), index)
+            else:
+                boundary = CompactionBoundary("in_reply", index + 1, (form,), index)
+            self._move_boundary(boundary)
+
+    def _move_boundary_back(self, taken: CompactionBoundary | None) -> None:
+        """A detach took ``taken`` (the latest boundary) with it: requests start at the one
+        before it again."""
+        new = self._wire.boundary
+
+        def moved(index: int) -> int | None:
+            if taken is None or index < len(taken.head):
+                return None
+            stored = index - len(taken.head) + taken.start
+            return stored if new is None else new.wire_index(stored)
+
+        self._binding.rebase(moved)
+        self._requests = RequestCache(self._adapter)
+        self._requests.sync(None, self.detaches)
+
+    def _move_boundary(self, boundary: CompactionBoundary | None) -> None:
+        """Requests start at ``boundary`` from now on (``None``: a detach took the latest
+        one); the guard's notes follow the items, the request cache starts over."""
+        wire = self._wire
+        old = wire.boundary
+        if boundary is not None:
+            wire.add(boundary)
+        new = wire.boundary
+
+        def moved(index: int) -> int | None:
+            if old is None:
+                stored: int | None = index
+            elif index >= len(old.head):
+                stored = index - len(old.head) + old.start
+            else:
+                stored = old.at if old.at is not None else None
+            if stored is None:
+                return None
+            return stored if new is None else new.wire_index(stored)
+
+        self._binding.rebase(moved)
+        self._requests = RequestCache(self._adapter)
+        self._requests.sync(None, self.detaches)
 
     def push_stream(
         self,
@@ -328,7 +463,9 @@ class Context(Sequence[NativeContent]):
         then put in the gateway's canonical form and checked as model output is
         (:meth:`Adapter.check_output`); use :meth:`emplace_message` for what you author.
         """
+        start = len(self._items)
         self._append(self._staged_output(items), None)
+        self._find_boundaries(start)
 
     def _staged_output(self, items: Iterable[NativeContent]) -> list[NativeContent]:
         """Items checked, canonical and key-sorted, independent of the caller."""
@@ -357,6 +494,7 @@ class Context(Sequence[NativeContent]):
     def _append(self, staged: list[NativeContent], model: str | None) -> None:
         self._items.extend(staged)
         self._models.extend([model] * len(staged))
+        self._wire.appended(staged)
 
     def model_of(self, index: int) -> str | None:
         """The model that produced item ``index`` (``None`` when not known: caller-authored
@@ -386,11 +524,21 @@ class Context(Sequence[NativeContent]):
             raise IndexError(f"detach start {start} is outside 0..{len(self._items)}")
         detached = tuple(self._items[start:])
         if detached:
+            wire = self._wire
+            kept = wire.boundary
+            at = wire.to_wire(start) if wire.covers(start) else len(kept.head) if kept else 0
             del self._items[start:]
             del self._models[start:]
             self._detach_starts.append(start)
             self._sent = min(self._sent, start)
-            self._binding.detached(start)
+            self._models_seen = min(self._models_seen, start)
+            if wire.detached(start):  # (the latest compaction went with the items)
+                self._binding.detached(at)
+                self._move_boundary_back(kept)
+            else:
+                self._binding.detached(at)
+                if wire.sent is not self._items:  # (the cache follows the sent form)
+                    self._requests.sync(wire.to_wire(start), self.detaches)
         _log.debug("detached %d items from index %d", len(detached), start)
         return detached
 
@@ -424,43 +572,91 @@ class Context(Sequence[NativeContent]):
         ``model`` before anything is built, then merged in.
         """
         probe: dict[str, Any] = {}
+        swaps = False
         for feature in features:  # (first: an unsupported option changes nothing)
             feature.apply(probe, self._gateway, model)
-        source: Sequence[NativeContent] = self._items if items is None else items
+            swaps = swaps or feature.swaps_head
+        if swaps:
+            self._check_compaction_request(items)
+        wire = self._wire
+        # (nothing here came from another model: the usual request)
+        same = model is not None and self._produced_models() <= {model}
+        other = None if same else model
+        source: Sequence[NativeContent] = wire.sent if items is None else self._sent_form(items)
         head = head_of(options)
-        dropping = model is None and self._binding.check(self._items, len(source), head)
+        dropping = other is None and self._binding.check(wire.sent, len(source), head)
         if items is None:
             self._mark_sent(len(self._items))  # (after the check: a refusal changes nothing)
         if dropping:
             source = self._as_sent(source)
-        if model is not None:
+        if other is not None:
             produced = {
                 id(item): made
                 for item, made in zip(self._items, self._models, strict=True)
                 if made is not None
             }
             if produced:
-                source = for_model(self._adapter, source, produced, model)
+                source = for_model(self._adapter, source, produced, other)
         if dropping:  # (rare: built from scratch, the dropped reasoning left out)
             built = self._adapter.breakpoint_request(source, caching=caching)
-        elif items is None and model is None:
-            built = self.build_incremental(len(self._items), (), caching=caching)
+        elif items is None and other is None:
+            built = self._incremental(len(wire.sent), (), (), caching, overlay=(), cuts=())
         elif items is None:
             built = self._adapter.breakpoint_request(source, caching=caching)
         else:
             built = self._adapter.build_request(source)
-        if model is not None:
+        if swaps:
+            wire.pending = len(self._items)  # (a side request: no reply will be bound to it)
+        elif other is not None:
             self._binding.built_elsewhere()
         elif items is None:
-            self._binding.built(len(self._items), (), head)
+            self._binding.built(len(wire.sent), (), head)
         else:
-            self._binding.built(0, tuple(items), head)
+            self._binding.built(0, tuple(source), head)
         kwargs = compose_request(self._adapter, built, options)
         for key, value in probe.items():
             merge_into(kwargs, key, value)
         if model is not None:
             kwargs["model"] = model
         return kwargs
+
+    def _check_compaction_request(self, items: Sequence[NativeContent] | None) -> None:
+        if items is not None:
+            raise ContextStateError(
+                "a compaction request is built for the whole Context (items=None): its summary "
+                "takes the place of exactly what it sent"
+            )
+        if self._wire.pending is not None:
+            raise CompactionError(
+                f"a compaction request for the first {self._wire.pending} items is pending: "
+                "push its reply (push_compaction) before starting another"
+            )
+
+    def _produced_models(self) -> set[str]:
+        """The models that produced this Context's items, or some detached since (kept up to
+        date in O(new items); a model it names that no item has left only costs a request
+        built from scratch)."""
+        models = self._model_names
+        models.update(m for m in self._models[self._models_seen :] if m is not None)
+        self._models_seen = len(self._models)
+        return models
+
+    def _sent_form(self, items: Sequence[NativeContent]) -> Sequence[NativeContent]:
+        """Caller-given ``items`` as requests send them after the latest compaction: they must
+        begin with this Context's items up to it (the compacted ones are replaced by its
+        head)."""
+        boundary = self._wire.boundary
+        if boundary is None:
+            return items
+        reach = boundary.start if boundary.at is None else boundary.at + 1
+        own = self._items
+        if len(items) < reach or any(items[i] is not own[i] for i in range(reach)):
+            raise ContextStateError(
+                f"after the provider compaction at item {reach - 1}, request(items=...) must "
+                f"begin with this Context's first {reach} items (they are replaced by the "
+                "compaction's summary): pass the Context's own items, or none"
+            )
+        return [*boundary.head, *items[boundary.start :]]
 
     def build_incremental(
         self,
@@ -489,23 +685,50 @@ class Context(Sequence[NativeContent]):
         """
         if not 0 <= stable <= len(self._items):
             raise IndexError(f"stable {stable} is outside 0..{len(self._items)}")
-        dropping = self._binding.check(self._items, stable + len(tail), None)
+        wire = self._wire
+        if not wire.covers(stable):
+            raise ContextStateError(
+                f"a request of the first {stable} items would start before the provider "
+                f"compaction at item {wire.boundary.start if wire.boundary else 0}: what it "
+                "compacted is no longer sent; build requests of the history since"
+            )
+        sent = wire.to_wire(stable)
+        dropping = self._binding.check(wire.sent, sent + len(tail), None)
         self._mark_sent(stable)
-        self._binding.built(stable, tuple(tail) if tail else (), None)
+        self._binding.built(sent, tuple(tail) if tail else (), None)
         if dropping:
-            source = [*self._as_sent(self._items[:stable]), *tail]
+            source = [*self._as_sent(wire.sent[:sent]), *tail]
             return self._adapter.breakpoint_request(source, caching=caching)
+        if wire.sent is not self._items:  # (counts of items before the compaction: gone)
+            earlier = [wire.to_wire(n) for n in earlier if wire.covers(n)]
+            cuts = [wire.to_wire(n) for n in cuts if wire.covers(n)]
+        return self._incremental(sent, tail, earlier, caching, overlay=overlay, cuts=cuts)
+
+    def _incremental(
+        self,
+        stable: int,
+        tail: Sequence[NativeContent],
+        earlier: Sequence[int],
+        caching: CachePolicy | None,
+        *,
+        overlay: Sequence[int],
+        cuts: Sequence[int],
+    ) -> dict[str, Any]:
+        """The request cache's request for the sent form's first ``stable`` items and
+        ``tail`` (counts in the sent form: :mod:`hydrangea.context.boundary`)."""
+        source = self._wire.sent
         cache = self._requests
         with cache.lock:
-            cache.sync(self.detached_from(cache.seen), self.detaches)
+            if source is self._items:
+                cache.sync(self.detached_from(cache.seen), self.detaches)
             if not self._adapter.places_breakpoints or (caching and not caching.enabled):
-                return cache.hand_out(cache.build(self._items, stable, tail, overlay))
-            built, blocks, kept = cache.build_with_blocks(self._items, stable, tail, overlay)
+                return cache.hand_out(cache.build(source, stable, tail, overlay))
+            built, blocks, kept = cache.build_with_blocks(source, stable, tail, overlay)
             return cache.hand_out(self._adapter.breakpoint_request(
                 _Sized(stable + len(tail)), stable_items=stable,
                 earlier_items=earlier, caching=caching, built=built, blocks=(blocks, kept),
                 memo=cache.memo, cut_items=cuts,
-                shared_of=lambda boundary: cache.shared_messages(self._items, boundary, built),
+                shared_of=lambda boundary: cache.shared_messages(source, boundary, built),
             ))
 
     def _as_sent(self, source: Sequence[NativeContent]) -> list[NativeContent]:
@@ -513,7 +736,7 @@ class Context(Sequence[NativeContent]):
         reasoning is bound to a changed prefix without that reasoning (what the providers' own
         drop mode would leave out), consistently in every later request."""
         out: list[NativeContent] = []
-        items = self._items
+        items = self._wire.sent
         for index, item in enumerate(source):
             if index < len(items) and item is items[index]:
                 sent = self._binding.sent_form(index, item)
@@ -543,6 +766,15 @@ class Context(Sequence[NativeContent]):
             document["models"] = models
         if self._adapter.system_messages:
             document["system_messages"] = True
+        swaps = [
+            {"start": b.start, "head": list(b.head)}
+            for b in self._wire.boundaries
+            if b.kind == "swap"
+        ]
+        if swaps:
+            document["compactions"] = swaps
+        if self._wire.pending is not None:
+            document["compaction_pending"] = self._wire.pending
 
         return _json.dumps(document)
 
@@ -584,7 +816,44 @@ class Context(Sequence[NativeContent]):
             raise SerializationError(f"saved Context holds an invalid item: {exc}") from exc
         for key, made in models.items():
             context._models[int(key)] = made
+        context._restore_swaps(document.get("compactions", []), document.get("compaction_pending"))
         return context
+
+    def _restore_swaps(self, swaps: object, pending: object) -> None:
+        """Put the saved head swaps back among the compactions found in the items."""
+        if not isinstance(swaps, list) or not all(
+            isinstance(entry, dict)
+            and type(entry.get("start")) is int
+            and 0 <= entry["start"] <= len(self._items)
+            and isinstance(entry.get("head"), list)
+            for entry in swaps
+        ):
+            raise SerializationError("saved Context has an invalid 'compactions' list")
+        if pending is not None and not (
+            type(pending) is int and 0 <= pending <= len(self._items)
+        ):
+            raise SerializationError(
+                f"saved Context has an invalid 'compaction_pending': {pending!r}"
+            )
+        restored: list[CompactionBoundary] = []
+        for entry in swaps:
+            try:
+                head = tuple(self._staged_output(entry["head"]))
+            except (InvalidItemError, UnencodableTextError) as exc:
+                raise SerializationError(
+                    f"saved Context holds an invalid compaction: {exc}"
+                ) from exc
+            restored.append(CompactionBoundary("swap", entry["start"], head))
+        if restored:
+            merged = sorted(
+                [*self._wire.boundaries, *restored],
+                key=lambda b: (b.start, b.kind == "swap"),
+            )
+            self._wire.boundaries.clear()
+            for boundary in merged[:-1]:
+                self._wire.boundaries.append(boundary)
+            self._wire.add(merged[-1])
+        self._wire.pending = pending if isinstance(pending, int) else None
 
     @classmethod
     def _from_parsed(
@@ -606,6 +875,8 @@ class Context(Sequence[NativeContent]):
         context._items = items
         context._models = [None] * len(items)
         context._sent = len(items)  # a saved history was sent: nothing goes in front of it
+        context._wire = Wire(items)
+        context._find_boundaries(0)
         return context
 
     def save(self, path: str | Path) -> None:

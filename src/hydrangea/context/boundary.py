@@ -1,0 +1,127 @@
+"""Provider compaction boundaries: where a Context's requests start.
+
+A provider that compacts a conversation on the server tells the client to stop sending what it
+compacted. Two forms exist, and a :class:`~hydrangea.context.Context` understands both:
+
+* **inside a reply** (Anthropic threshold compaction's ``compaction`` block, a Responses
+  ``compaction`` item): the provider ignores everything before the compaction, so later
+  requests start there (``Adapter.compaction_start`` gives the item as it is then sent);
+* **a head swap** (Anthropic on-demand and background compaction, OpenAI
+  ``/responses/compact``): a compaction *request* is answered with a summary that takes the
+  place of exactly the items that request sent; every item appended since stays after it. This
+  is the one sanctioned change of a sent prefix, done as the providers document it.
+
+Nothing is removed from the Context: its items keep their indices (areas, lifecycles, keys and
+snapshots keep pointing at them), the compacted ones stay readable by index (and in a saved
+Context), and only what requests send changes. :class:`Wire` keeps that sent form, head items
+followed by the Context's items from the boundary on, as one list grown with the Context, so a
+request after a compaction still costs O(new items).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from hydrangea.providers.native import NativeContent
+
+__all__ = ["CompactionBoundary", "Wire"]
+
+BoundaryKind = Literal["in_reply", "swap"]
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionBoundary:
+    """One provider compaction the Context continues across.
+
+    ``kind`` is ``"in_reply"`` (a compaction inside a pushed reply: ``at`` is the index of the
+    item holding it) or ``"swap"`` (a compaction request's summary swapped in: ``at`` is
+    ``None``). Requests after it send ``head`` and then the Context's items from ``start`` on;
+    items ``0`` to ``start`` (for ``"in_reply"``, those before ``at``) are what the provider
+    compacted: still in the Context, no longer sent.
+    """
+
+    kind: BoundaryKind
+    start: int
+    head: tuple[NativeContent, ...]
+    at: int | None = None
+
+    def wire_index(self, index: int) -> int | None:
+        """Where the Context's item ``index`` sits in requests after this boundary (``None``:
+        it is not sent)."""
+        if index >= self.start:
+            return index - self.start + len(self.head)
+        if self.at is not None and index == self.at and self.head:
+            return 0
+        return None
+
+
+class Wire:
+    """What requests send: the Context's items, or after a boundary its head and the items
+    from its start on (see the module docstring). Private to the Context."""
+
+    __slots__ = ("boundaries", "items", "pending", "sent")
+
+    def __init__(self, items: list[NativeContent]) -> None:
+        self.items = items
+        self.sent: list[NativeContent] = items  # the same list while there is no boundary
+        self.boundaries: list[CompactionBoundary] = []
+        self.pending: int | None = None  # items an open head-swap compaction request sent
+
+    @property
+    def boundary(self) -> CompactionBoundary | None:
+        """The boundary requests start at now (the latest), if any."""
+        return self.boundaries[-1] if self.boundaries else None
+
+    def to_wire(self, index: int) -> int:
+        """The sent-form count of the Context's first ``index`` items (``index`` at or after
+        the latest boundary's start)."""
+        boundary = self.boundary
+        if boundary is None:
+            return index
+        return index - boundary.start + len(boundary.head)
+
+    def covers(self, index: int) -> bool:
+        """Whether the Context's first ``index`` items reach the latest boundary's start."""
+        boundary = self.boundary
+        return boundary is None or index >= boundary.start
+
+    def appended(self, staged: Sequence[NativeContent]) -> None:
+        """The Context appended ``staged``."""
+        if self.sent is not self.items:
+            self.sent.extend(staged)
+
+    def add(self, boundary: CompactionBoundary) -> None:
+        """Requests start at ``boundary`` from now on."""
+        self.boundaries.append(boundary)
+        self._rebuild()
+
+    def detached(self, start: int) -> bool:
+        """The Context's items from ``start`` on were detached; ``True`` when that took a
+        boundary with it (requests start at the one before again)."""
+        if self.pending is not None and self.pending > start:
+            self.pending = None  # (what it sent is gone: its summary cannot be swapped in)
+        kept = len(self.boundaries)
+        while self.boundaries and _beyond(self.boundaries[-1], start):
+            self.boundaries.pop()
+        if len(self.boundaries) != kept:
+            self._rebuild()
+            return True
+        if self.sent is not self.items:
+            del self.sent[self.to_wire(start) :]
+        return False
+
+    def _rebuild(self) -> None:
+        boundary = self.boundary
+        if boundary is None:
+            self.sent = self.items
+        else:
+            self.sent = [*boundary.head, *self.items[boundary.start :]]
+
+
+def _beyond(boundary: CompactionBoundary, start: int) -> bool:
+    """Whether detaching from ``start`` removes what ``boundary`` stands on."""
+    if boundary.at is not None:
+        return boundary.at >= start
+    return boundary.start > start
