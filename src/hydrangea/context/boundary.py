@@ -20,13 +20,14 @@ request after a compaction still costs O(new items).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from hydrangea.errors import ContextStateError
 from hydrangea.providers.native import NativeContent
 
-__all__ = ["CompactionBoundary", "Wire"]
+__all__ = ["CompactionBoundary", "Wire", "remap"]
 
 BoundaryKind = Literal["in_reply", "swap"]
 
@@ -112,6 +113,23 @@ class Wire:
             del self.sent[self.to_wire(start) :]
         return False
 
+    def sent_form(self, items: Sequence[NativeContent]) -> Sequence[NativeContent]:
+        """Caller-given ``items`` as requests send them after the latest compaction: they
+        must begin with the Context's items up to it (the compacted ones give way to its
+        head)."""
+        boundary = self.boundary
+        if boundary is None:
+            return items
+        reach = boundary.start if boundary.at is None else boundary.at + 1
+        own = self.items
+        if len(items) < reach or any(items[i] is not own[i] for i in range(reach)):
+            raise ContextStateError(
+                f"after the provider compaction at item {reach - 1}, request(items=...) must "
+                f"begin with this Context's first {reach} items (they are replaced by the "
+                "compaction's summary): pass the Context's own items, or none"
+            )
+        return [*boundary.head, *items[boundary.start :]]
+
     def _rebuild(self) -> None:
         boundary = self.boundary
         if boundary is None:
@@ -125,3 +143,23 @@ def _beyond(boundary: CompactionBoundary, start: int) -> bool:
     if boundary.at is not None:
         return boundary.at >= start
     return boundary.start > start
+
+
+def remap(
+    old: CompactionBoundary | None, new: CompactionBoundary | None
+) -> Callable[[int], int | None]:
+    """Where an index of the sent form after ``old`` sits in the sent form after ``new``
+    (``None``: not sent any more)."""
+
+    def moved(index: int) -> int | None:
+        if old is None:
+            stored: int | None = index
+        elif index >= len(old.head):
+            stored = index - len(old.head) + old.start
+        else:
+            stored = old.at
+        if stored is None:
+            return None
+        return stored if new is None else new.wire_index(stored)
+
+    return moved

@@ -11,7 +11,7 @@ from hydrangea import _spans
 from hydrangea._saved import check_format, read_text_checked, write_text_atomic
 from hydrangea.context._binding import BindingGuard, BrokenReasoning, head_of
 from hydrangea.context._compose import compose_request
-from hydrangea.context.boundary import CompactionBoundary, Wire
+from hydrangea.context.boundary import CompactionBoundary, Wire, remap
 from hydrangea.context.readback import ReplyRoute, StableIds, for_model, messages_of, reply_of
 from hydrangea.context.request_cache import RequestCache
 from hydrangea.context.view import ContextView
@@ -379,7 +379,8 @@ class Context(Sequence[NativeContent]):
         staged = self._staged_output(head)
         reported = usage_of(self._gateway, output)
         self._wire.pending = None
-        self._move_boundary(CompactionBoundary("swap", covered, tuple(staged)))
+        self._wire.add(CompactionBoundary("swap", covered, tuple(staged)))
+        self._rebased(current)
         if reported is not None:
             self._usage.record(reported, len(self._items))
         _log.debug("swapped a compaction summary in for the first %d items", covered)
@@ -397,44 +398,14 @@ class Context(Sequence[NativeContent]):
                 boundary = CompactionBoundary("in_reply", index, (), index)
             else:
                 boundary = CompactionBoundary("in_reply", index + 1, (form,), index)
-            self._move_boundary(boundary)
+            old = self._wire.boundary
+            self._wire.add(boundary)
+            self._rebased(old)
 
-    def _move_boundary_back(self, taken: CompactionBoundary | None) -> None:
-        """A detach took ``taken`` (the latest boundary) with it: requests start at the one
-        before it again."""
-        new = self._wire.boundary
-
-        def moved(index: int) -> int | None:
-            if taken is None or index < len(taken.head):
-                return None
-            stored = index - len(taken.head) + taken.start
-            return stored if new is None else new.wire_index(stored)
-
-        self._binding.rebase(moved)
-        self._requests = RequestCache(self._adapter)
-        self._requests.sync(None, self.detaches)
-
-    def _move_boundary(self, boundary: CompactionBoundary | None) -> None:
-        """Requests start at ``boundary`` from now on (``None``: a detach took the latest
-        one); the guard's notes follow the items, the request cache starts over."""
-        wire = self._wire
-        old = wire.boundary
-        if boundary is not None:
-            wire.add(boundary)
-        new = wire.boundary
-
-        def moved(index: int) -> int | None:
-            if old is None:
-                stored: int | None = index
-            elif index >= len(old.head):
-                stored = index - len(old.head) + old.start
-            else:
-                stored = old.at if old.at is not None else None
-            if stored is None:
-                return None
-            return stored if new is None else new.wire_index(stored)
-
-        self._binding.rebase(moved)
+    def _rebased(self, old: CompactionBoundary | None) -> None:
+        """Requests start somewhere else than after ``old``: the guard's notes follow the
+        items into the new sent form, the request cache starts over."""
+        self._binding.rebase(remap(old, self._wire.boundary))
         self._requests = RequestCache(self._adapter)
         self._requests.sync(None, self.detaches)
 
@@ -534,7 +505,7 @@ class Context(Sequence[NativeContent]):
             self._models_seen = min(self._models_seen, start)
             if wire.detached(start):  # (the latest compaction went with the items)
                 self._binding.detached(at)
-                self._move_boundary_back(kept)
+                self._rebased(kept)
             else:
                 self._binding.detached(at)
                 if wire.sent is not self._items:  # (the cache follows the sent form)
@@ -582,7 +553,7 @@ class Context(Sequence[NativeContent]):
         # (nothing here came from another model: the usual request)
         same = model is not None and self._produced_models() <= {model}
         other = None if same else model
-        source: Sequence[NativeContent] = wire.sent if items is None else self._sent_form(items)
+        source: Sequence[NativeContent] = wire.sent if items is None else wire.sent_form(items)
         head = head_of(options)
         dropping = other is None and self._binding.check(wire.sent, len(source), head)
         if items is None:
@@ -640,23 +611,6 @@ class Context(Sequence[NativeContent]):
         models.update(m for m in self._models[self._models_seen :] if m is not None)
         self._models_seen = len(self._models)
         return models
-
-    def _sent_form(self, items: Sequence[NativeContent]) -> Sequence[NativeContent]:
-        """Caller-given ``items`` as requests send them after the latest compaction: they must
-        begin with this Context's items up to it (the compacted ones are replaced by its
-        head)."""
-        boundary = self._wire.boundary
-        if boundary is None:
-            return items
-        reach = boundary.start if boundary.at is None else boundary.at + 1
-        own = self._items
-        if len(items) < reach or any(items[i] is not own[i] for i in range(reach)):
-            raise ContextStateError(
-                f"after the provider compaction at item {reach - 1}, request(items=...) must "
-                f"begin with this Context's first {reach} items (they are replaced by the "
-                "compaction's summary): pass the Context's own items, or none"
-            )
-        return [*boundary.head, *items[boundary.start :]]
 
     def build_incremental(
         self,
