@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,10 +26,12 @@ from hypothesis import strategies as st
 from hydrangea.context import Context
 from hydrangea.errors import CompactionError, ContextStateError, PrefixBindingError
 from hydrangea.gateway import GatewayType
+from hydrangea.lifecycle import Component, Lifecycle
 from hydrangea.message import Message, Role
 from hydrangea.providers.features import merge_into
 from hydrangea.providers.openai.responses import OpenAIResponsesAdapter as ResponsesAdapter
 from hydrangea.providers.registry import adapter_for
+from hydrangea.stores import InMemorySessionStore, SqliteSessionStore
 
 GW = GatewayType.openai_responses
 
@@ -270,8 +273,8 @@ class Model:
     def detach(self, start: int) -> None:
         del self.items[start:]
         while self.boundaries and (
-            (at := self.boundaries[-1][2]) is not None and at >= start
-            or at is None and self.boundaries[-1][0] > start
+            ((at := self.boundaries[-1][2]) is not None and at >= start)
+            or (at is None and self.boundaries[-1][0] > start)
         ):
             self.boundaries.pop()
         if self.pending is not None and self.pending > start:
@@ -325,3 +328,45 @@ def test_random_sessions_send_what_the_rule_keeps(steps: list[str], data: st.Dat
         assert list(ctx[:]) == model.items
         assert ctx.compaction_pending == (model.pending is not None)
         assert [b.start for b in ctx.compactions] == [b[0] for b in model.boundaries]
+
+
+def _compacted_session() -> Context:
+    ctx = Context(GW)
+    ctx.emplace_message(Message(role=Role.user, content="a"))
+    ctx.push_back(reply(reasoning=True, compaction=True))
+    ctx.emplace_message(Message(role=Role.user, content="b"))
+    ctx.request(features=[Compact()])
+    ctx.push_compaction(window("s"))
+    ctx.emplace_message(Message(role=Role.user, content="c"))
+    return ctx
+
+
+def test_the_stores_keep_every_boundary(tmp_path: Path) -> None:
+    with SqliteSessionStore(tmp_path / "s.db") as sqlite:
+        for store in (InMemorySessionStore(), sqlite):
+            ctx = _compacted_session()
+            saved = store.create("s", ctx)
+            ctx.request(features=[Compact()])  # pending, saved as such
+            store.save(saved)
+            loaded = store.load("s", Context).value
+            assert loaded.compactions == ctx.compactions
+            assert loaded.compaction_pending
+            assert sent(loaded) == sent(ctx)
+            assert list(loaded[:]) == list(ctx[:])  # the compacted items too
+
+
+def test_a_lifecycle_goes_on_across_a_compaction() -> None:
+    ctx = Context(GW)
+    lc = Lifecycle(ctx)
+    lc.add(Component(content="reminder", key="r", ttl=1))
+    ctx.emplace_message(Message(role=Role.user, content="a"))
+    first = lc.render().kwargs
+    ctx.push_back(reply(compaction=True))
+    at = len(ctx) - 1
+    ctx.emplace_message(Message(role=Role.user, content="b"))
+    later = lc.render().kwargs["input"]
+    assert later[0] == ctx[at]  # the request starts at the compaction
+    assert all(item["content"] != "a" for item in later if "content" in item)
+    assert first["input"][0]["content"] in ("a", "reminder")
+    restored = Lifecycle.from_json(lc.to_json())
+    assert restored.context.compactions == ctx.compactions

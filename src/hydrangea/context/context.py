@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, overload
 
@@ -720,15 +720,7 @@ class Context(Sequence[NativeContent]):
             document["models"] = models
         if self._adapter.system_messages:
             document["system_messages"] = True
-        swaps = [
-            {"start": b.start, "head": list(b.head)}
-            for b in self._wire.boundaries
-            if b.kind == "swap"
-        ]
-        if swaps:
-            document["compactions"] = swaps
-        if self._wire.pending is not None:
-            document["compaction_pending"] = self._wire.pending
+        document.update(self.compaction_state())
 
         return _json.dumps(document)
 
@@ -770,8 +762,31 @@ class Context(Sequence[NativeContent]):
             raise SerializationError(f"saved Context holds an invalid item: {exc}") from exc
         for key, made in models.items():
             context._models[int(key)] = made
-        context._restore_swaps(document.get("compactions", []), document.get("compaction_pending"))
+        context.restore_compactions(document)
         return context
+
+    def compaction_state(self) -> dict[str, Any]:
+        """What :attr:`compactions` and :attr:`compaction_pending` hold that the items alone do
+        not (the head swaps, the pending request), as JSON values: empty when there is none.
+        A saved Context carries it; so do the stores."""
+        state: dict[str, Any] = {}
+        swaps = [
+            {"start": b.start, "head": list(b.head)}
+            for b in self._wire.boundaries
+            if b.kind == "swap"
+        ]
+        if swaps:
+            state["compactions"] = swaps
+        if self._wire.pending is not None:
+            state["compaction_pending"] = self._wire.pending
+        return state
+
+    def restore_compactions(self, state: Mapping[str, Any]) -> None:
+        """Take :meth:`compaction_state` back (into a Context rebuilt from the same items);
+        :class:`~hydrangea.errors.SerializationError` if it does not fit them."""
+        if not isinstance(state, Mapping):
+            raise SerializationError(f"saved compactions are not an object: {state!r}")
+        self._restore_swaps(state.get("compactions", []), state.get("compaction_pending"))
 
     def _restore_swaps(self, swaps: object, pending: object) -> None:
         """Put the saved head swaps back among the compactions found in the items."""

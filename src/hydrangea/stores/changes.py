@@ -173,6 +173,9 @@ def changes_since(value: SessionValue, marks: Marks | None) -> Changes:
     coop = coop_of(value)
     if coop is not None:
         state["coop"] = coop_state(coop).to_json()
+    compactions = context.compaction_state()
+    if compactions:
+        state["context"] = compactions
     return Changes(
         kind=kind,
         gateway=context.gateway.value,

@@ -96,6 +96,7 @@ def assemble(
             raise SerializationError(
                 f"session {session_id!r} holds an invalid item: {exc}"
             ) from exc
+        context.restore_compactions(state.get("context", {}))
         value = context
         if wanted == "coop":
             target = CoopContext(context) if attach is None else attach(context)
@@ -166,7 +167,7 @@ def _load_lifecycle(  # noqa: PLR0917 - private, called once
             "format": persist.FORMAT,
             "version": persist._VERSION,
             "context": {"format": "hydrangea.context", "version": 1,
-                        "gateway": gateway.value, "items": items},
+                        "gateway": gateway.value, "items": items, **state.get("context", {})},
             "episode": doc["episode"],
             "seq": doc["seq"],
             "components": doc["components"],
