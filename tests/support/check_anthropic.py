@@ -72,8 +72,12 @@ def _blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _check_turns(messages: list[dict[str, Any]]) -> None:
-    if messages:
-        assert messages[0]["role"] == "user", "the first message must be a user turn"
+    if messages:  # (or a compaction's summary, which the API takes in the first place)
+        first = messages[0]
+        summary = first["role"] == "assistant" and _blocks(first)[:1] != [] and (
+            _blocks(first)[0].get("type") == "compaction"
+        )
+        assert first["role"] == "user" or summary, "the first message must be a user turn"
     for index, message in enumerate(messages):
         role = message["role"]
         assert role in {"user", "assistant", "system"}, f"message {index} has role {role!r}"

@@ -65,8 +65,9 @@ def build_anthropic_request(
 
 def _request(system: list[dict[str, Any]], messages: list[dict[str, Any]]) -> dict[str, Any]:
     """The request of ``system`` and ``messages``, the leading-user placeholder put first when
-    the conversation would start with the assistant."""
-    if messages and messages[0]["role"] == "assistant":
+    the conversation would start with the assistant (but for a compaction's summary, which
+    the API takes in the first place: "put the returned message in their place")."""
+    if messages and messages[0]["role"] == "assistant" and not _compacted(messages[0]):
         placeholder = {"type": "text", "text": LEADING_USER_PLACEHOLDER}
         messages.insert(0, {"role": "user", "content": [placeholder]})
     request: dict[str, Any] = {"messages": messages}
@@ -193,3 +194,11 @@ def _orphan_result_blocks(block: dict[str, Any]) -> list[dict[str, Any]]:
     texts = [part["text"] for part in content if part.get("type") == "text"]
     others = [part for part in content if part.get("type") != "text"]
     return [{"type": "text", "text": label + "\n".join(texts)}, *others]
+
+
+def _compacted(message: dict[str, Any]) -> bool:
+    content = message.get("content")
+    return (
+        isinstance(content, list) and bool(content) and isinstance(content[0], dict)
+        and content[0].get("type") == "compaction"
+    )

@@ -176,6 +176,32 @@ class AnthropicAdapter(Adapter):
         """:meth:`from_output` of checked JSON (:meth:`canonical` is the identity here)."""
         return _read_body(output_body(output, self.gateway, checked=True))
 
+    def compaction_start(self, item: NativeContent) -> NativeContent | None:
+        """An assistant message holding a ``compaction`` block: the API ignores every block
+        before the last one, so later requests start with this message, its content from that
+        block on (the message itself when the block comes first, as it does in replies)."""
+        content = item.get("content")
+        if item.get("role") != "assistant" or not isinstance(content, list):
+            return None
+        last = None
+        for position, block in enumerate(content):
+            if isinstance(block, dict) and block.get("type") == "compaction":
+                last = position
+        if last is None:
+            return None
+        return item if last == 0 else {**item, "content": content[last:]}
+
+    def swapped_head(self, output: object) -> list[NativeContent] | None:
+        """The reply to an on-demand compaction request (``stop_reason: "compaction"``): its
+        one message takes the place of the messages that request sent."""
+        reason = (
+            output.get("stop_reason") if isinstance(output, dict)
+            else getattr(output, "stop_reason", None)
+        )
+        if reason != "compaction":
+            return None
+        return self.from_output(output)
+
     # -- validation --------------------------------------------------------------------------
 
     def validate(self, item: NativeContent) -> None:

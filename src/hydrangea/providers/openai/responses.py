@@ -224,6 +224,19 @@ class OpenAIResponsesAdapter(Adapter):
             return _response_items(body)
         return [self.canonical(body)]
 
+    def compaction_start(self, item: NativeContent) -> NativeContent | None:
+        """A ``compaction`` item: it carries the compacted context, so later requests start
+        at it (the item, sent as it came). OpenAI's compaction guide: items that came before
+        the most recent compaction item can be dropped; it carries what the next window needs."""
+        return item if item.get("type") == "compaction" else None
+
+    def swapped_head(self, output: object) -> list[NativeContent] | None:
+        """A ``response.compaction`` window (the reply to ``/responses/compact``): its output
+        items replace what the compact request sent."""
+        if not _is_compacted_window(output):
+            return None
+        return self.from_output(output)
+
     def check_push(self, history: Sequence[NativeContent], output: object) -> None:
         """Refuse a ``/responses/compact`` result after a conversation (see the module
         docstring, "Compaction")."""
