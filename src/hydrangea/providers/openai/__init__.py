@@ -1,4 +1,5 @@
-"""OpenAI: the Chat Completions and Responses adapters, their checks, prompt caching, streams."""
+"""OpenAI: the Chat Completions and Responses adapters, their checks, prompt caching, streams,
+Responses context management (server compaction, ``/responses/compact``, truncation)."""
 
 from hydrangea.providers.openai.caching import (
     OpenAICaching,
@@ -6,6 +7,11 @@ from hydrangea.providers.openai.caching import (
     session_cache_key,
 )
 from hydrangea.providers.openai.chat import OpenAIChatAdapter
+from hydrangea.providers.openai.context_management import (
+    ResponsesCompact,
+    ResponsesCompaction,
+    ResponsesTruncation,
+)
 from hydrangea.providers.openai.responses import OpenAIResponsesAdapter
 
 __all__ = [
@@ -13,5 +19,8 @@ __all__ = [
     "OpenAIChatAdapter",
     "OpenAIResponsesAdapter",
     "PromptCacheRetention",
+    "ResponsesCompact",
+    "ResponsesCompaction",
+    "ResponsesTruncation",
     "session_cache_key",
 ]
