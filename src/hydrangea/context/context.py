@@ -315,7 +315,8 @@ class Context(Sequence[NativeContent]):
         self._binding.pushed(self._wire.sent, self._wire.to_wire(start))
         if reported is not None:
             self._usage.record(reported, start)
-        self._find_boundaries(start)
+        if self._adapter.swapped_head(item) is None:  # (a window pushed alone is sent whole)
+            self._find_boundaries(start)
 
     def push_compaction(self, output: object) -> None:
         """Swap in the reply to the pending head-swap compaction request.
@@ -434,9 +435,7 @@ class Context(Sequence[NativeContent]):
         then put in the gateway's canonical form and checked as model output is
         (:meth:`Adapter.check_output`); use :meth:`emplace_message` for what you author.
         """
-        start = len(self._items)
         self._append(self._staged_output(items), None)
-        self._find_boundaries(start)
 
     def _staged_output(self, items: Iterable[NativeContent]) -> list[NativeContent]:
         """Items checked, canonical and key-sorted, independent of the caller."""
@@ -766,17 +765,19 @@ class Context(Sequence[NativeContent]):
         return context
 
     def compaction_state(self) -> dict[str, Any]:
-        """What :attr:`compactions` and :attr:`compaction_pending` hold that the items alone do
-        not (the head swaps, the pending request), as JSON values: empty when there is none.
+        """What :attr:`compactions` and :attr:`compaction_pending` hold (the boundaries, the
+        pending request), as JSON values: empty when there is none. Boundaries are found in
+        pushed replies only, never in items given to :meth:`extend` or read from a file.
         A saved Context carries it; so do the stores."""
         state: dict[str, Any] = {}
-        swaps = [
-            {"start": b.start, "head": list(b.head)}
-            for b in self._wire.boundaries
-            if b.kind == "swap"
-        ]
-        if swaps:
-            state["compactions"] = swaps
+        saved: list[dict[str, Any]] = []
+        for b in self._wire.boundaries:
+            entry: dict[str, Any] = {"kind": b.kind, "start": b.start, "head": list(b.head)}
+            if b.at is not None:
+                entry["at"] = b.at
+            saved.append(entry)
+        if saved:
+            state["compactions"] = saved
         if self._wire.pending is not None:
             state["compaction_pending"] = self._wire.pending
         return state
@@ -788,14 +789,16 @@ class Context(Sequence[NativeContent]):
             raise SerializationError(f"saved compactions are not an object: {state!r}")
         self._restore_swaps(state.get("compactions", []), state.get("compaction_pending"))
 
-    def _restore_swaps(self, swaps: object, pending: object) -> None:
-        """Put the saved head swaps back among the compactions found in the items."""
-        if not isinstance(swaps, list) or not all(
+    def _restore_swaps(self, saved: object, pending: object) -> None:
+        """Put the saved boundaries back, in order."""
+        if not isinstance(saved, list) or not all(
             isinstance(entry, dict)
+            and entry.get("kind", "swap") in ("swap", "in_reply")
             and type(entry.get("start")) is int
             and 0 <= entry["start"] <= len(self._items)
-            and isinstance(entry.get("head"), list)
-            for entry in swaps
+            and isinstance(entry.get("head", []), list)
+            and (entry.get("at") is None or type(entry.get("at")) is int)
+            for entry in saved
         ):
             raise SerializationError("saved Context has an invalid 'compactions' list")
         if pending is not None and not (
@@ -805,23 +808,20 @@ class Context(Sequence[NativeContent]):
                 f"saved Context has an invalid 'compaction_pending': {pending!r}"
             )
         restored: list[CompactionBoundary] = []
-        for entry in swaps:
+        for entry in saved:
             try:
-                head = tuple(self._staged_output(entry["head"]))
+                head = tuple(self._staged_output(entry.get("head", [])))
             except (InvalidItemError, UnencodableTextError) as exc:
                 raise SerializationError(
                     f"saved Context holds an invalid compaction: {exc}"
                 ) from exc
-            restored.append(CompactionBoundary("swap", entry["start"], head))
+            restored.append(CompactionBoundary(
+                "in_reply" if entry.get("kind") == "in_reply" else "swap",
+                entry["start"], head, entry.get("at"),
+            ))
         if restored:
-            merged = sorted(
-                [*self._wire.boundaries, *restored],
-                key=lambda b: (b.start, b.kind == "swap"),
-            )
-            self._wire.boundaries.clear()
-            for boundary in merged[:-1]:
-                self._wire.boundaries.append(boundary)
-            self._wire.add(merged[-1])
+            self._wire.boundaries.extend(restored[:-1])
+            self._wire.add(restored[-1])
         self._wire.pending = pending if isinstance(pending, int) else None
 
     @classmethod
@@ -845,7 +845,6 @@ class Context(Sequence[NativeContent]):
         context._models = [None] * len(items)
         context._sent = len(items)  # a saved history was sent: nothing goes in front of it
         context._wire = Wire(items)
-        context._find_boundaries(0)
         return context
 
     def save(self, path: str | Path) -> None:
