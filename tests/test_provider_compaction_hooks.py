@@ -63,6 +63,8 @@ def test_anthropic_threshold_compaction_starts_later_requests(as_sdk: bool) -> N
     assert messages[0]["content"][0] == {"type": "compaction",
                                          "content": "what came before, summarized"}
     assert ctx[0]["content"][0]["text"] == "a long document"  # still held
+    last = ctx.usage.last
+    assert last is not None and last.usage.compaction_tokens == (6000, 300)  # its cost
 
 
 def test_anthropic_blocks_before_the_compaction_are_not_sent() -> None:

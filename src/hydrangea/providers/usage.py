@@ -52,6 +52,23 @@ class Usage:
     """The usage block as the provider sent it."""
 
     @property
+    def compaction_tokens(self) -> tuple[int, int] | None:
+        """Input and output tokens the server's compaction cost in this response, summed over
+        its compaction steps (Anthropic reports each step in ``usage.iterations``); ``None``
+        when the response reports none."""
+        steps = self.raw.get("iterations")
+        if not isinstance(steps, list):
+            return None
+        spent = [
+            (step.get("input_tokens") or 0, step.get("output_tokens") or 0)
+            for step in steps
+            if isinstance(step, Mapping) and step.get("type") == "compaction"
+        ]
+        if not spent:
+            return None
+        return sum(i for i, _ in spent), sum(o for _, o in spent)
+
+    @property
     def uncached_input_tokens(self) -> int:
         """Input tokens not read from the cache."""
         return self.input_tokens - self.cache_read_tokens
