@@ -68,6 +68,19 @@ def test_edits_and_compaction_reach_the_wire_with_their_beta_headers() -> None:
                                                           "content": "summary"}
 
 
+def test_what_the_server_cleared_is_read_back() -> None:
+    cleared = {"type": "clear_tool_uses_20250919", "cleared_tool_uses": 4,
+               "cleared_input_tokens": 5200}
+    body = _reply([{"type": "text", "text": "done"}])
+    body["context_management"] = {"applied_edits": [cleared]}
+    for pushed in (body, anthropic.types.beta.BetaMessage.model_validate(body)):
+        ctx = Context(GatewayType.anthropic)
+        _asked(ctx, "q")
+        ctx.push_back(pushed)
+        last = ctx.usage.last
+        assert last is not None and last.usage.applied_edits == (cleared,)
+
+
 def test_three_on_demand_compactions_each_swap_what_their_request_sent() -> None:
     replies: list[tuple[int, Any]] = []
     for n in range(3):

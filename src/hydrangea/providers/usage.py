@@ -50,6 +50,10 @@ class Usage:
     """``None`` where the provider does not report cache writes (Gemini; older OpenAI)."""
     raw: Mapping[str, Any] = field(compare=False, repr=False, default_factory=dict)
     """The usage block as the provider sent it."""
+    applied_edits: tuple[Mapping[str, Any], ...] = field(compare=False, default=())
+    """What the server's context editing cleared for this response, as it reports it
+    (Anthropic ``context_management.applied_edits``: each edit's ``type`` and counts such as
+    ``cleared_tool_uses``, ``cleared_thinking_turns``, ``cleared_input_tokens``)."""
 
     @property
     def compaction_tokens(self) -> tuple[int, int] | None:
@@ -195,9 +199,14 @@ def _anthropic(body: Mapping[str, Any]) -> Usage | None:
     uncached = _int(usage, "input_tokens") or 0
     read = _int(usage, "cache_read_input_tokens") or 0
     write = _int(usage, "cache_creation_input_tokens") or 0
+    managed = _details(body, "context_management").get("applied_edits")
+    edits = tuple(
+        dict(edit) for edit in (managed if isinstance(managed, list) else [])
+        if isinstance(edit, Mapping)
+    )
     return Usage(
         GatewayType.anthropic, uncached + read + write, _int(usage, "output_tokens") or 0,
-        read, write, dict(usage),
+        read, write, dict(usage), edits,
     )
 
 
