@@ -134,3 +134,17 @@ def test_the_core_and_the_explorer_module_do_not_import_rich() -> None:
         "assert 'rich' not in sys.modules, 'rich imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_the_explorer_shows_where_requests_start_after_a_compaction(tmp_path: Path) -> None:
+    ctx = Context(GatewayType.anthropic)
+    ctx.emplace_message(Message(role=Role.user, content="a long report"))
+    ctx.push_back({"type": "message", "role": "assistant", "stop_reason": "end_turn",
+                   "content": [{"type": "compaction", "content": "the report, summarized"},
+                               {"type": "text", "text": "read"}]})
+    path = tmp_path / "context.json"
+    ctx.save(path)
+    out = io.StringIO()
+    explore_file(path, Console(file=out, width=140, color_system=None))
+    assert "requests start at a compaction in item 1" in out.getvalue()
+    assert "[0] user: a long report" in out.getvalue()  # still held, shown

@@ -96,6 +96,19 @@ def test_anthropic_on_demand_compaction_swaps_the_sent_messages() -> None:
     assert last is not None and last.usage.input_tokens == 40  # the compaction's usage
 
 
+def test_anthropic_paused_threshold_compaction_starts_later_requests() -> None:
+    ctx = Context(GatewayType.anthropic)
+    _user(ctx, "one")
+    # pause_after_compaction: the reply is the compaction block alone, stop_reason "compaction",
+    # with no on-demand request pending
+    ctx.push_back(_anthropic([{"type": "compaction", "content": "one, summarized"}],
+                             "compaction"))
+    _user(ctx, "go on")
+    messages = ctx.request()["messages"]
+    assert messages[0]["content"] == [{"type": "compaction", "content": "one, summarized"}]
+    assert len(messages) == 2 and [b.kind for b in ctx.compactions] == ["in_reply"]
+
+
 def _window() -> dict[str, Any]:
     return {"id": "resp_c", "object": "response.compaction", "output": [
         {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "one"}]},

@@ -223,6 +223,12 @@ class Explorer:
             for sending in lc.sendings():
                 for index in range(sending.start, sending.end):
                     owners[index] = f"component {sending.key!r}, sent in episode {sending.episode}"
+        boundary = context.compactions[-1] if context.compactions else None
+        if boundary is not None:
+            kind = "a compaction in item" if boundary.at is not None else "a summary before item"
+            where = boundary.at if boundary.at is not None else boundary.start
+            _add(node, f"requests start at {kind} {where} ({len(context.compactions)} "
+                       "provider compaction(s); the items before it stay here, not sent)")
         size = len(context)
         shown = (
             list(range(size))

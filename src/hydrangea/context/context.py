@@ -315,8 +315,10 @@ class Context(Sequence[NativeContent]):
         self._binding.pushed(self._wire.sent, self._wire.to_wire(start))
         if reported is not None:
             self._usage.record(reported, start)
-        if self._adapter.swapped_head(item) is None:  # (a window pushed alone is sent whole)
+        if self._adapter.swapped_head(item) is None:
             self._find_boundaries(start)
+        else:  # a summary pushed with no request pending: it starts requests where it leads
+            self._find_boundaries(start, start + 1)  # (Anthropic); a window is sent whole
 
     def push_compaction(self, output: object) -> None:
         """Swap in the reply to the pending head-swap compaction request.
@@ -387,10 +389,10 @@ class Context(Sequence[NativeContent]):
         _log.debug("swapped a compaction summary in for the first %d items", covered)
         return True
 
-    def _find_boundaries(self, start: int) -> None:
-        """Note the compactions inside the items appended from ``start`` on."""
+    def _find_boundaries(self, start: int, stop: int | None = None) -> None:
+        """Note the compactions inside the items appended from ``start`` on (to ``stop``)."""
         adapter = self._adapter
-        for index in range(start, len(self._items)):
+        for index in range(start, len(self._items) if stop is None else stop):
             item = self._items[index]
             form = adapter.compaction_start(item)
             if form is None:
