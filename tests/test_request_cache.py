@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from hypothesis import given
@@ -42,10 +42,41 @@ step = st.one_of(
 
 
 def oracle(context: Context, stable: int, tail: list[NativeContent]) -> dict[str, Any]:
-    items = [*context[:stable], *copy.deepcopy(tail)]
+    kept = from_latest_compaction(list(context[:stable]))
+    items = [*kept, *copy.deepcopy(tail)]
     if context.gateway is GatewayType.anthropic:
-        return cached_anthropic_kwargs(context.adapter, items, stable_items=stable)
+        return cached_anthropic_kwargs(context.adapter, items, stable_items=len(kept))
     return context.adapter.build_request(items)
+
+
+def latest_compaction(items: Sequence[NativeContent]) -> int | None:
+    """The index of the latest item holding a compaction (``None``: none)."""
+    for index in range(len(items) - 1, -1, -1):
+        item = items[index]
+        content = item.get("content")
+        if item.get("type") == "compaction" or (
+            item.get("role") == "assistant" and isinstance(content, list)
+            and any(isinstance(b, dict) and b.get("type") == "compaction" for b in content)
+        ):
+            return index
+    return None
+
+
+def from_latest_compaction(items: list[NativeContent]) -> list[NativeContent]:
+    """What the providers' documented rule keeps of a history: everything from its latest
+    compaction on (a Responses ``compaction`` item; an Anthropic assistant message holding a
+    ``compaction`` block, sent from that block on)."""
+    for index in range(len(items) - 1, -1, -1):
+        item = items[index]
+        if item.get("type") == "compaction":
+            return items[index:]
+        content = item.get("content")
+        if item.get("role") == "assistant" and isinstance(content, list):
+            at = [n for n, block in enumerate(content)
+                  if isinstance(block, dict) and block.get("type") == "compaction"]
+            if at:
+                return [{**item, "content": content[at[-1]:]}, *items[index + 1 :]]
+    return items
 
 
 def overlay(gateway: GatewayType) -> list[NativeContent]:

@@ -30,7 +30,7 @@ from hydrangea.gateway import GatewayType
 from hydrangea.message import Message, Role, ToolResultPart
 from hydrangea.providers.anthropic.adapter import AnthropicAdapter
 from hydrangea.providers.native import NativeContent
-from tests.test_request_cache import ALL, dumped, oracle
+from tests.test_request_cache import ALL, dumped, latest_compaction, oracle
 
 
 def model_step(
@@ -110,13 +110,15 @@ class Session:
     runs: list[tuple[NativeContent, ...]]
     turns: list[int] = field(default_factory=list)  # where each turn began
     requests: int = 0
+    cache: object = None  # the request cache the last request was built on
 
     def check(self, picks: list[int], cut: int = 0) -> None:
         """One request (with overlay runs ``picks``), checked against the oracle and costed;
         then one for the first ``cut`` items only (a lifecycle's stable part ends earlier)."""
         context = self.context
-        cache = context._requests
-        before = cache.incremental
+        # (a compaction boundary moved: the Context started a new request cache)
+        fresh = self.cache is not None and context._requests is not self.cache
+        before = 0 if fresh else context._requests.incremental
         if picks:
             runs = [self.runs[n] for n in picks]
             tail = [item for run in runs for item in run]
@@ -126,11 +128,21 @@ class Session:
             tail = []
             assert dumped(context.request()) == dumped(oracle(context, len(context), []))
         self.requests += 1
-        if len(self.turns) >= 2 and self.requests > 1:
+        cache = self.cache = context._requests
+        latest = latest_compaction(context)
+        if fresh or (latest is not None and cache.prefix == 0):
+            # the first requests after a compaction build what they still send: the prefix
+            # cache starts over at it (and cannot close before calls the compaction's own
+            # message holds); the cost is what follows the compaction, never the history
+            assert cache.from_scratch + cache.incremental >= 1
+            bound = len(context) - (latest_compaction(context) or 0) + len(tail)
+            assert cache.built_items <= bound, (cache.built_items, bound, len(context))
+        elif len(self.turns) >= 2 and self.requests > 1:
             assert cache.incremental == before + 1, "the request was built whole"
             bound = len(context) - self.turns[-2] + len(tail)
             assert cache.built_items <= bound, (cache.built_items, bound, len(context))
-        if cut:
+        if cut and max(0, len(context) - cut) > (-1 if latest is None else latest):
+            # (a request of a history before the latest compaction is refused: not sent)
             stable = max(0, len(context) - cut)
             runs = [self.runs[n] for n in picks] or [self.runs[0]]
             tail = [item for run in runs for item in run]
