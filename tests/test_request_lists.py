@@ -213,8 +213,7 @@ def test_without_reference_counts_every_request_is_a_fresh_copy_equal_to_a_fresh
     free-threaded CPython or PyPy): nothing is recycled, and requests are the same."""
     from hydrangea.providers import _lent
 
-    counter = _lent._REFCOUNT
-    _lent._REFCOUNT = None
+    was = _lent.set_recycling(False)
     try:
         context = Context(gateway)
         runs = overlay(gateway)
@@ -230,4 +229,49 @@ def test_without_reference_counts_every_request_is_a_fresh_copy_equal_to_a_fresh
             assert cache.copies - before[0] == cache.incremental - before[1]
             context.request()  # what is sent (and answered next) is the history itself
     finally:
-        _lent._REFCOUNT = counter
+        _lent.set_recycling(was)
+
+
+def test_the_plain_path_is_one_environment_variable_away() -> None:
+    """``HYDRANGEA_PLAIN_LISTS=1`` at import: no list is recycled (a loop dropping each request
+    copies the history every time); without it, the lists are recycled."""
+    import subprocess
+    import sys
+
+    script = (
+        "from hydrangea import Context, GatewayType\n"
+        "from hydrangea.message import Message, Role\n"
+        "from hydrangea.providers import _lent\n"
+        "c = Context(GatewayType.openai)\n"
+        "for n in range(6):\n"
+        "    c.emplace_message(Message(role=Role.user, content=f'q{n}'))\n"
+        "    c.emplace_message(Message(role=Role.assistant, content=f'a{n}'))\n"
+        "    c.request()\n"
+        "print(_lent.recycling(), c._requests.copies, c._requests.incremental)\n"
+    )
+    import os
+
+    def run(plain: bool) -> list[str]:
+        env = {k: v for k, v in os.environ.items() if k != "HYDRANGEA_PLAIN_LISTS"}
+        if plain:
+            env["HYDRANGEA_PLAIN_LISTS"] = "1"
+        done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                              text=True, check=True, timeout=60)
+        return done.stdout.split()
+
+    plain, recycled = run(True), run(False)
+    assert plain[0] == "False" and recycled[0] == "True"
+    assert int(plain[1]) == int(plain[2]) > 1  # every incremental request a fresh copy
+    assert int(recycled[1]) < int(recycled[2])
+
+
+def test_switching_recycling_back_on_recycles_again() -> None:
+    from hydrangea.providers import _lent
+
+    was = _lent.set_recycling(False)
+    try:
+        assert not _lent.recycling()
+        assert _lent.set_recycling(True) is False
+        assert _lent.recycling() is (_lent._counter() is not None)
+    finally:
+        _lent.set_recycling(was)
