@@ -676,7 +676,7 @@ class Context(Sequence[NativeContent]):
         with cache.lock:
             if source is self._items:
                 cache.sync(self.detached_from(cache.seen), self.detaches)
-            if not self._adapter.places_breakpoints or (caching and not caching.enabled):
+            if not self._adapter.places_breakpoints_for(caching):
                 return cache.hand_out(cache.build(source, stable, tail, overlay))
             built, blocks, kept = cache.build_with_blocks(source, stable, tail, overlay)
             return cache.hand_out(self._adapter.breakpoint_request(

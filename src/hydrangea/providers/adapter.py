@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar, Protocol
 
-from hydrangea.errors import ContextStateError
+from hydrangea.errors import ContextStateError, UnsupportedOptionError
 from hydrangea.gateway import GatewayType
 from hydrangea.message import Message
 from hydrangea.providers.native import NativeContent
@@ -174,6 +174,21 @@ class Adapter(ABC):
         """What the request cache keeps beside its cached ``messages`` for this provider."""
         return PrefixTracker()
 
+    def places_breakpoints_for(self, caching: CachePolicy | None) -> bool:
+        """Whether a request for the whole Context with ``caching`` carries breakpoints the
+        library places (the request cache then hands :meth:`breakpoint_request` its plan). The
+        default: :attr:`places_breakpoints`, unless ``caching`` opts out. A policy made for
+        another gateway (its ``gateway`` attribute) is refused."""
+        owner = getattr(caching, "gateway", None)
+        if owner is not None and owner is not self.gateway:
+            raise UnsupportedOptionError(
+                f"{type(caching).__name__} is for {owner.value} and this Context is for "
+                f"{self.gateway.value}: use it with Context(GatewayType.{owner.name})",
+                option=type(caching).__name__, gateway=self.gateway.value,
+                model=caching.model if caching is not None else None,
+            )
+        return self.places_breakpoints and (caching is None or caching.enabled)
+
     def breakpoint_request(
         self,
         items: Sequence[NativeContent],
@@ -182,8 +197,9 @@ class Adapter(ABC):
         **plan: Any,
     ) -> dict[str, Any]:
         """The request for ``items`` with the breakpoints this provider places (when it
-        :attr:`places_breakpoints`); ``plan`` is what the request cache knows of the prefix.
-        The default builds the plain request."""
+        :meth:`places_breakpoints_for` ``caching``); ``plan`` is what the request cache knows
+        of the prefix. The default builds the plain request."""
+        self.places_breakpoints_for(caching)
         return self.build_request(items)
 
     def merge_option(self, built: Mapping[str, Any], key: str, value: object) -> object:

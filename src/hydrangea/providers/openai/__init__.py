@@ -1,4 +1,4 @@
-"""OpenAI: the Chat Completions and Responses adapters, their checks, prompt caching, streams,
+"""OpenAI: the Chat Completions and Responses adapters, their checks, prompt caching (explicit on GPT-5.6), streams,
 Responses context management (server compaction, ``/responses/compact``, truncation)."""
 
 from hydrangea.providers.openai.caching import (
@@ -12,11 +12,13 @@ from hydrangea.providers.openai.context_management import (
     ResponsesCompaction,
     ResponsesTruncation,
 )
+from hydrangea.providers.openai.explicit_caching import OpenAIExplicitCaching
 from hydrangea.providers.openai.responses import OpenAIResponsesAdapter
 
 __all__ = [
     "OpenAICaching",
     "OpenAIChatAdapter",
+    "OpenAIExplicitCaching",
     "OpenAIResponsesAdapter",
     "PromptCacheRetention",
     "ResponsesCompact",

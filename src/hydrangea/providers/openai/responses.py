@@ -66,7 +66,13 @@ from hydrangea.errors import CompactionPlacementError, InvalidItemError
 from hydrangea.gateway import GatewayType
 from hydrangea.message import Message, Role, TextPart
 from hydrangea.providers._intake import output_body
-from hydrangea.providers.adapter import ORPHAN_CALL_NOTICE, Adapter, CallIds, ToolSpec
+from hydrangea.providers.adapter import (
+    ORPHAN_CALL_NOTICE,
+    Adapter,
+    CachePolicy,
+    CallIds,
+    ToolSpec,
+)
 from hydrangea.providers.native import NativeContent, clone_json
 from hydrangea.providers.openai._common import (
     arguments_json,
@@ -84,6 +90,7 @@ from hydrangea.providers.openai._responses_checks import (
     is_model_side,
     validate_responses_item,
 )
+from hydrangea.providers.openai.explicit_caching import OpenAIExplicitCaching, explicit_request
 from hydrangea.providers.pairing import CallSite, ResultSite
 
 __all__ = ["OpenAIResponsesAdapter", "ResponsesMessage", "ResponsesReasoning"]
@@ -137,6 +144,32 @@ class OpenAIResponsesAdapter(Adapter):
     def seam_anchor(self, before: Sequence[Any]) -> NativeContent:
         """A user message item."""
         return {"type": "message", "role": "user", "content": "."}
+
+    def places_breakpoints_for(self, caching: CachePolicy | None) -> bool:
+        """Only with an enabled :class:`~hydrangea.providers.openai.explicit_caching.
+        OpenAIExplicitCaching` (GPT-5.6 explicit prompt caching); without one, requests are
+        built as ever, with no prefix tracking."""
+        super().places_breakpoints_for(caching)
+        return isinstance(caching, OpenAIExplicitCaching) and caching.enabled
+
+    def breakpoint_request(
+        self,
+        items: Sequence[NativeContent],
+        *,
+        caching: CachePolicy | None = None,
+        **plan: Any,
+    ) -> dict[str, Any]:
+        """The request with explicit cache breakpoints placed where the stable history ends
+        (:func:`~hydrangea.providers.openai.explicit_caching.explicit_request`), or the plain
+        request without an enabled policy."""
+        if not self.places_breakpoints_for(caching):
+            return self.build_request(items)
+        assert isinstance(caching, OpenAIExplicitCaching)
+        return explicit_request(
+            self.build_request, items, caching, stable_items=plan.get("stable_items"),
+            cut_items=plan.get("cut_items", ()), built=plan.get("built"),
+            shared_of=plan.get("shared_of"),
+        )
 
     def open_after(self, item: NativeContent) -> bool:
         """A reasoning item is sent only with the item it led to."""

@@ -1,0 +1,302 @@
+"""OpenAI explicit prompt caching (GPT-5.6 and later): breakpoints where the stable prefix ends.
+
+From GPT-5.6 on, the Responses API takes ``prompt_cache_options={"mode": ..., "ttl": ...}`` at
+the top of a request and ``prompt_cache_breakpoint={"mode": "explicit"}`` on an input content
+part (``input_text``, ``input_image``, ``input_file``). What the API documents (the SDK's
+``PromptCacheOptions`` and ``PromptCacheBreakpoint``):
+
+* a breakpoint "marks the exact end of a reusable prompt prefix" (not rounded to a token
+  block); a prefix is matched exactly at a breakpoint written earlier, among the latest 80 of
+  the conversation, "without a content-block lookback limit";
+* one request writes at most four breakpoints: with ``mode="explicit"`` the latest four marked
+  ones, with ``"implicit"`` (the default) one the API places itself plus the latest three marked
+  ones; ``"explicit"`` without any mark caches nothing;
+* ``ttl`` (``"30m"``, the default, or ``"12h"``) is the shortest lifetime of what the request
+  writes; written tokens are reported in ``usage.input_tokens_details.cache_write_tokens``
+  (:attr:`~hydrangea.providers.usage.Usage.cache_write_tokens`) and billed at 1.25x;
+* older models refuse both options.
+
+:class:`OpenAIExplicitCaching` is the policy (``Context.request(caching=...)``, a lifecycle's
+``caching``), checked against its model when it is made. :func:`place_breakpoints` marks a
+built request, as Anthropic's placement does (:mod:`hydrangea.providers.anthropic.caching`): the
+**anchor** on the last markable part of the stable history, always; a **cut guard** before the
+newest place a later collection may cut the history; the **head** on the end of the leading
+system and developer messages; older cut guards while writes remain. Nothing is placed after the
+stable history. Since a later request reads any earlier breakpoint's prefix without a lookback
+limit, no bridges are needed: a moved anchor still reads what the previous one wrote.
+
+A mark is where a prefix ends, not part of it: the items the Context holds are never changed
+(marked parts, and the lists and items holding them, are copies), and an item sent marked once
+and unmarked next time is the same prefix. A message whose content is a string is marked as the
+one ``input_text`` part that string stands for. A tool output sent as a string is not marked
+(its list form is not documented as the same prefix); the anchor then goes on the last markable
+part before it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, MutableSequence, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal, get_args
+
+from hydrangea.errors import CachingError, UnsupportedOptionError
+from hydrangea.gateway import GatewayType
+
+__all__ = [
+    "MAX_WRITES",
+    "ExplicitCacheMode",
+    "ExplicitCacheTTL",
+    "OpenAIExplicitCaching",
+    "Position",
+    "breakpoint_positions",
+    "explicit_request",
+    "place_breakpoints",
+    "supports_explicit_caching",
+]
+
+MAX_WRITES = 4
+"""The most cache breakpoints one request writes (the implicit one included)."""
+
+ExplicitCacheMode = Literal["explicit", "implicit"]
+"""``"explicit"``: only marked parts are cached; ``"implicit"``: the API adds one of its own."""
+ExplicitCacheTTL = Literal["30m", "12h"]
+"""The shortest lifetimes the API offers for what a request writes (``"30m"`` is the default)."""
+
+Position = tuple[int, int]
+"""A content part of a request: (index in ``input``, index in the item's parts); a string
+content is part 0."""
+
+_OPTION = "prompt_cache_options"
+_MARK = "prompt_cache_breakpoint"
+_MODEL = re.compile(r"(?:openai/)?(?:ft:)?gpt-(\d+)(?:\.(\d+))?(?![\d.])")
+_FIRST = (5, 6)
+_MARKABLE_PARTS = frozenset({"input_text", "input_image", "input_file"})
+_INPUT_ROLES = frozenset({"user", "system", "developer"})
+_HEAD_ROLES = frozenset({"system", "developer"})
+_OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output"})
+
+
+def supports_explicit_caching(model: str) -> bool:
+    """Whether ``model`` takes ``prompt_cache_options`` and breakpoints: ``gpt-5.6`` and later
+    (``gpt-5.6-sol``, ``gpt-5.7``, ``gpt-6`` ..., an ``openai/`` or ``ft:`` prefix allowed)."""
+    found = _MODEL.match(model.strip().lower())
+    if found is None:
+        return False
+    return (int(found.group(1)), int(found.group(2) or 0)) >= _FIRST
+
+
+@dataclass(frozen=True, slots=True)
+class OpenAIExplicitCaching:
+    """Explicit prompt caching on the Responses API, for ``model`` (GPT-5.6 or later).
+
+    Made for a model that does not take it, or without a model, it raises
+    :class:`~hydrangea.errors.UnsupportedOptionError` (nothing is built or sent). ``mode`` and
+    ``ttl`` go into ``prompt_cache_options`` (``ttl=None`` leaves the API's default, 30
+    minutes); ``enabled=False`` sends neither options nor marks: the request is the plain one.
+    """
+
+    gateway: ClassVar[GatewayType] = GatewayType.openai_responses
+    """The one gateway that takes this policy."""
+
+    model: str | None
+    """The model the requests are for; checked here."""
+    mode: ExplicitCacheMode = "explicit"
+    ttl: ExplicitCacheTTL | None = None
+    enabled: bool = True
+
+    def __post_init__(self) -> None:
+        if self.mode not in get_args(ExplicitCacheMode):
+            raise CachingError(
+                f"mode must be one of {get_args(ExplicitCacheMode)}, got {self.mode!r}"
+            )
+        if self.ttl is not None and self.ttl not in get_args(ExplicitCacheTTL):
+            raise CachingError(
+                f"ttl must be one of {get_args(ExplicitCacheTTL)} or None, got {self.ttl!r}"
+            )
+        if self.model is None:
+            raise UnsupportedOptionError(
+                f"{_OPTION} is offered by gpt-5.6 and later models only: pass model= to "
+                "OpenAIExplicitCaching (the model the requests are for) so it can be checked "
+                "before anything is sent",
+                option=_OPTION, gateway=self.gateway.value, model=None,
+            )
+        if not supports_explicit_caching(self.model):
+            raise UnsupportedOptionError(
+                f"{self.model!r} does not take {_OPTION} or {_MARK} (explicit prompt caching "
+                "is for gpt-5.6 and later): use OpenAICaching (prompt_cache_key) with this "
+                "model, or a gpt-5.6 model",
+                option=_OPTION, gateway=self.gateway.value, model=self.model,
+            )
+
+    @property
+    def max_writes(self) -> int:
+        """How many breakpoints the library may place: 4, or 3 beside the implicit one."""
+        return MAX_WRITES if self.mode == "explicit" else MAX_WRITES - 1
+
+    @property
+    def options(self) -> dict[str, str]:
+        """The ``prompt_cache_options`` value sent."""
+        if self.ttl is None:
+            return {"mode": self.mode}
+        return {"mode": self.mode, "ttl": self.ttl}
+
+
+def _parts(entry: object) -> Sequence[Any] | str | None:
+    """The content parts of a request entry that may carry a mark (a string content stands
+    for one text part), or ``None``."""
+    if not isinstance(entry, dict):
+        return None
+    kind = entry.get("type", "message")
+    if kind == "message" and entry.get("role") in _INPUT_ROLES:
+        content = entry.get("content")
+    elif kind in _OUTPUTS and isinstance(entry.get("output"), list):
+        content = entry["output"]
+    else:
+        return None
+    return content if isinstance(content, str | list) else None
+
+
+def _markable(part: object) -> bool:
+    if isinstance(part, str):
+        return bool(part)
+    if not isinstance(part, dict) or part.get("type") not in _MARKABLE_PARTS:
+        return False
+    return part.get("type") != "input_text" or bool(part.get("text"))
+
+
+def _last_markable(entries: Sequence[Any], start: int, stop: int) -> Position | None:
+    for index in range(stop - 1, start - 1, -1):
+        parts = _parts(entries[index])
+        if isinstance(parts, str):
+            if _markable(parts):
+                return index, 0
+        elif parts is not None:
+            for inner in range(len(parts) - 1, -1, -1):
+                if _markable(parts[inner]):
+                    return index, inner
+    return None
+
+
+def breakpoint_positions(request: Mapping[str, Any]) -> tuple[Position, ...]:
+    """Positions of the parts of ``request["input"]`` that carry ``prompt_cache_breakpoint``."""
+    found: list[Position] = []
+    for index, entry in enumerate(request.get("input") or ()):
+        parts = _parts(entry)
+        if isinstance(parts, list):
+            found.extend(
+                (index, inner)
+                for inner, part in enumerate(parts)
+                if isinstance(part, dict) and _MARK in part
+            )
+    return tuple(found)
+
+
+def place_breakpoints(
+    request: dict[str, Any],
+    policy: OpenAIExplicitCaching,
+    *,
+    stable: int | None = None,
+    cuts: Sequence[int] = (),
+) -> tuple[Position, ...]:
+    """Mark the built ``request`` (``{"input": [...], ...}``, its ``input`` list the caller's)
+    and add ``prompt_cache_options``; return the placed positions, ascending.
+
+    ``stable`` is how many leading ``input`` entries are the stable history (``None``: all);
+    ``cuts`` entry counts where a later collection may cut it, newest first. Marks the request
+    already carries count toward :attr:`OpenAIExplicitCaching.max_writes`. Entries are replaced
+    by marked copies; nothing reachable from the original entries is changed.
+    """
+    if not policy.enabled:
+        return ()
+    entries: MutableSequence[Any] = request.get("input") or []
+    end = len(entries) if stable is None else stable
+    if not 0 <= end <= len(entries):
+        raise CachingError(f"stable {end} outside 0..{len(entries)}")
+    chosen = set(breakpoint_positions(request))
+    placed: list[Position] = []
+
+    def add(position: Position | None) -> None:
+        if position is not None and position not in chosen and len(chosen) < policy.max_writes:
+            chosen.add(position)
+            placed.append(position)
+
+    head_end = 0
+    while head_end < end and _is_head(entries[head_end]):
+        head_end += 1
+    guards = [_last_markable(entries, 0, cut) for cut in cuts if 0 < cut <= end]
+    add(_last_markable(entries, 0, end))
+    if guards:
+        add(guards[0])
+    add(_last_markable(entries, 0, head_end))
+    for guard in guards[1:]:
+        add(guard)
+    for index, inner in placed:
+        entries[index] = _marked(entries[index], inner)
+    request[_OPTION] = policy.options
+    return tuple(sorted(placed))
+
+
+def _is_head(entry: object) -> bool:
+    return (
+        isinstance(entry, dict)
+        and entry.get("type", "message") == "message"
+        and entry.get("role") in _HEAD_ROLES
+    )
+
+
+def _marked(entry: dict[str, Any], inner: int) -> dict[str, Any]:
+    """A copy of ``entry`` whose part ``inner`` carries the mark."""
+    mark = {"mode": "explicit"}
+    key = "content" if entry.get("type", "message") == "message" else "output"
+    value = entry[key]
+    if isinstance(value, str):
+        return {**entry, key: [{"type": "input_text", "text": value, _MARK: mark}]}
+    parts = list(value)
+    parts[inner] = {**parts[inner], _MARK: mark}
+    return {**entry, key: parts}
+
+
+def explicit_request(
+    build: Callable[[Sequence[Any]], dict[str, Any]],
+    items: Sequence[Any],
+    policy: OpenAIExplicitCaching,
+    *,
+    stable_items: int | None = None,
+    cut_items: Sequence[int] = (),
+    built: dict[str, Any] | None = None,
+    shared_of: Callable[[int], int] | None = None,
+) -> dict[str, Any]:
+    """The request for ``items`` (``build(items)``, or ``built``: the caller's own) with the
+    breakpoints of ``policy`` placed.
+
+    ``stable_items`` and ``cut_items`` are item counts (see :func:`place_breakpoints`); each
+    becomes the number of leading ``input`` entries the request of the items before it shares
+    with this one: ``shared_of(count)`` when given (the request cache knows it), else by
+    building that shorter request.
+    """
+    kwargs = build(items) if built is None else built
+    if not policy.enabled:
+        return kwargs
+    entries = kwargs.get("input") or []
+    total = len(items)
+    stable = total if stable_items is None else stable_items
+    if not 0 <= stable <= total:
+        raise CachingError(f"stable_items {stable} outside 0..{total}")
+
+    def shared(boundary: int) -> int:
+        if boundary >= total:
+            return len(entries)
+        if shared_of is not None:
+            return min(shared_of(boundary), len(entries))
+        prefix = build(items[:boundary]).get("input") or []
+        count = 0
+        for before, now in zip(prefix, entries, strict=False):
+            if before != now:
+                break
+            count += 1
+        return count
+
+    cuts = [shared(n) for n in cut_items[:MAX_WRITES] if 0 < n <= stable]
+    place_breakpoints(kwargs, policy, stable=shared(stable), cuts=cuts)
+    return kwargs
