@@ -550,6 +550,7 @@ class Context(Sequence[NativeContent]):
             swaps = swaps or feature.swaps_head
         if swaps:
             self._check_compaction_request(items)
+        self._adapter.places_breakpoints_for(caching)  # (another gateway's policy: refused now)
         wire = self._wire
         # (nothing here came from another model: the usual request)
         same = model is not None and self._produced_models() <= {model}
@@ -647,6 +648,7 @@ class Context(Sequence[NativeContent]):
                 f"compaction at item {wire.boundary.start if wire.boundary else 0}: what it "
                 "compacted is no longer sent; build requests of the history since"
             )
+        self._adapter.places_breakpoints_for(caching)  # (another gateway's policy: refused now)
         sent = wire.to_wire(stable)
         dropping = self._binding.check(wire.sent, sent + len(tail), None)
         self._mark_sent(stable)

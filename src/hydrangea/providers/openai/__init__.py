@@ -1,5 +1,6 @@
-"""OpenAI: the Chat Completions and Responses adapters, their checks, prompt caching (explicit on GPT-5.6), streams,
-Responses context management (server compaction, ``/responses/compact``, truncation)."""
+"""OpenAI: the Chat Completions and Responses adapters, their checks, prompt caching
+(explicit on GPT-5.6), streams, Responses context management (server compaction,
+``/responses/compact``, truncation)."""
 
 from hydrangea.providers.openai.caching import (
     OpenAICaching,
