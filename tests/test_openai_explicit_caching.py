@@ -14,7 +14,7 @@ import copy
 import itertools
 import json
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Literal
 
 import openai
 import pytest
@@ -81,7 +81,7 @@ def test_without_a_model_the_refusal_says_to_pass_it() -> None:
 @pytest.mark.parametrize(("field", "value"), [("mode", "auto"), ("ttl", "24h"), ("ttl", "5m")])
 def test_unknown_mode_or_ttl_is_refused(field: str, value: str) -> None:
     with pytest.raises(CachingError, match=field):
-        OpenAIExplicitCaching(model=MODEL, **{field: value})
+        OpenAIExplicitCaching(model=MODEL, **{field: value})  # type: ignore[arg-type]
 
 
 def test_implicit_mode_leaves_one_write_to_the_api() -> None:
@@ -266,7 +266,9 @@ def _unmarked(entries: list[Any]) -> list[Any]:
 def test_the_cache_expires_after_its_ttl(emu: CachingResponsesEmulator) -> None:
     client, clock = emu.client(), emu.clock
     assert isinstance(clock, _Clock)
-    for ttl, wait, read in (("30m", 31 * 60, False), ("12h", 31 * 60, True)):
+    ttls: tuple[tuple[Literal["30m", "12h"], int, bool], ...] = (
+        ("30m", 31 * 60, False), ("12h", 31 * 60, True))
+    for ttl, wait, read in ttls:
         ctx = _context()
         ctx.emplace_message(Message(role=Role.user, content=f"ttl {ttl}"))
         policy = OpenAIExplicitCaching(model=MODEL, ttl=ttl)

@@ -142,8 +142,10 @@ class CachingResponsesEmulator(ResponsesEmulator):
 
     def _plan(self, body: Mapping[str, Any]) -> _Plan | None:
         options = body.get("prompt_cache_options")
-        items = body.get("input")
-        items = [{"role": "user", "content": items}] if isinstance(items, str) else list(items)
+        given = body.get("input")
+        items = (
+            [{"role": "user", "content": given}] if isinstance(given, str) else list(given or ())
+        )
         marks = list(self._marks(items))
         model = str(body.get("model", ""))
         if not _new_enough(model):
