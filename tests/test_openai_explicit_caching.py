@@ -374,6 +374,50 @@ def test_placement_matches_the_oracle(entries: list[Any], data: Any, mode: str) 
         e for k, e in enumerate(original) if k not in {p[0] for p in placed}]
 
 
+_STEPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("user"), st.sampled_from(["", "hi", "more"])),
+        st.tuples(st.just("parts"), st.sampled_from(["", "a"])),
+        st.tuples(st.just("answer"), st.sampled_from(["ok"])),
+        st.tuples(st.just("call"), st.integers(0, 3)),
+        st.tuples(st.just("output"), st.integers(0, 3)),
+        st.tuples(st.just("list output"), st.integers(0, 3)),
+        st.tuples(st.just("detach"), st.integers(0, 4)),
+    ),
+    max_size=14,
+)
+
+
+@given(steps=_STEPS)
+def test_the_incremental_placement_follows_a_changing_tail(steps: list[tuple[str, Any]]) -> None:
+    """Orphan-call notices that go once the output comes, outputs as strings or parts, detached
+    tails: the request built on the request cache (its anchor search continued from the last
+    turn's) is the one built from scratch, at every step."""
+    ctx, policy = _context(), OpenAIExplicitCaching(model=MODEL)
+    adapter = OpenAIResponsesAdapter()
+    for n, (kind, arg) in enumerate(steps):
+        if kind == "user":
+            ctx.emplace_message(Message(role=Role.user, content=arg or "."))
+        elif kind == "parts":
+            ctx.extend([{"type": "message", "role": "user",
+                         "content": [{"type": "input_text", "text": arg}]}])
+        elif kind == "answer":
+            ctx.push_back({**_answer(n), "content": [
+                {"type": "output_text", "text": arg, "annotations": []}]})
+        elif kind == "call":
+            ctx.push_back({"type": "function_call", "call_id": f"c{arg}", "name": "lookup",
+                           "arguments": "{}"})
+        elif kind == "output":
+            ctx.emplace_message(Message(role=Role.user, content=(
+                ToolResultPart(call_id=f"c{arg}", content="found"),)))
+        elif kind == "list output":
+            ctx.extend([{"type": "function_call_output", "call_id": f"c{arg}",
+                         "output": [{"type": "input_text", "text": "found"}]}])
+        else:
+            ctx.detach_tail(max(2, len(ctx) - arg))
+        assert ctx.request(caching=policy) == adapter.breakpoint_request(ctx[:], caching=policy)
+
+
 @given(st.from_regex(r"(openai/)?gpt-[0-9]{1,2}(\.[0-9]{1,2})?(-[a-z]{1,5})?", fullmatch=True))
 def test_the_model_gate_matches_the_version_rule(model: str) -> None:
     numbers = model.removeprefix("openai/").removeprefix("gpt-").split("-")[0].split(".")

@@ -198,14 +198,23 @@ def place_breakpoints(
     *,
     stable: int | None = None,
     cuts: Sequence[int] = (),
+    memo: dict[str, Any] | None = None,
 ) -> tuple[Position, ...]:
     """Mark the built ``request`` (``{"input": [...], ...}``, its ``input`` list the caller's)
     and add ``prompt_cache_options``; return the placed positions, ascending.
 
     ``stable`` is how many leading ``input`` entries are the stable history (``None``: all);
-    ``cuts`` entry counts where a later collection may cut it, newest first. Marks the request
-    already carries count toward :attr:`OpenAIExplicitCaching.max_writes`. Entries are replaced
-    by marked copies; nothing reachable from the original entries is changed.
+    ``cuts`` entry counts where a later collection may cut it, newest first. At most
+    :attr:`OpenAIExplicitCaching.max_writes` marks are placed. Marks the request already
+    carries (the caller's own, in items it stored) are kept as they are and not looked for: the
+    API writes the latest four of all, and the anchor is the latest mark of the stable history
+    (finding the caller's would cost a pass over the whole request on every turn). Entries are
+    replaced by marked copies; nothing reachable from the original entries is changed.
+
+    ``memo`` (a request cache's, emptied when its prefix changes) keeps where the anchor was
+    found, so the search covers the entries appended since: in a tool loop whose outputs are
+    strings the anchor stays on a user message far behind, and a turn does not pay for the
+    distance.
     """
     if not policy.enabled:
         return ()
@@ -213,7 +222,7 @@ def place_breakpoints(
     end = len(entries) if stable is None else stable
     if not 0 <= end <= len(entries):
         raise CachingError(f"stable {end} outside 0..{len(entries)}")
-    chosen = set(breakpoint_positions(request))
+    chosen: set[Position] = set()
     placed: list[Position] = []
 
     def add(position: Position | None) -> None:
@@ -225,7 +234,7 @@ def place_breakpoints(
     while head_end < end and _is_head(entries[head_end]):
         head_end += 1
     guards = [_last_markable(entries, 0, cut) for cut in cuts if 0 < cut <= end]
-    add(_last_markable(entries, 0, end))
+    add(_anchor(entries, end, memo))
     if guards:
         add(guards[0])
     add(_last_markable(entries, 0, head_end))
@@ -235,6 +244,28 @@ def place_breakpoints(
         entries[index] = _marked(entries[index], inner)
     request[_OPTION] = policy.options
     return tuple(sorted(placed))
+
+
+def _anchor(entries: Sequence[Any], end: int, memo: dict[str, Any] | None) -> Position | None:
+    """The last markable part before entry ``end``, continued from ``memo``'s while the
+    entries it checked still end with the same entry (the history is append-only; what can
+    change at its end, an orphan call's notice or a left-out reasoning item, changes that)."""
+    if memo is None:
+        return _last_markable(entries, 0, end)
+    start, found = 0, None
+    hit = memo.get("openai_anchor")
+    if hit is not None:
+        checked, last, position, value = hit
+        if 0 < checked <= end and entries[checked - 1] == last and (
+            position is None or entries[position[0]] == value
+        ):
+            start, found = checked, position
+    newer = _last_markable(entries, start, end)
+    anchor = found if newer is None else newer
+    if end > 0:
+        value = None if anchor is None else entries[anchor[0]]
+        memo["openai_anchor"] = (end, entries[end - 1], anchor, value)
+    return anchor
 
 
 def _is_head(entry: object) -> bool:
@@ -253,7 +284,8 @@ def _marked(entry: dict[str, Any], inner: int) -> dict[str, Any]:
     if isinstance(value, str):
         return {**entry, key: [{"type": "input_text", "text": value, _MARK: mark}]}
     parts = list(value)
-    parts[inner] = {**parts[inner], _MARK: mark}
+    if _MARK not in parts[inner]:  # (a mark of the caller's stays as it is)
+        parts[inner] = {**parts[inner], _MARK: mark}
     return {**entry, key: parts}
 
 
@@ -266,6 +298,7 @@ def explicit_request(
     cut_items: Sequence[int] = (),
     built: dict[str, Any] | None = None,
     shared_of: Callable[[int], int] | None = None,
+    memo: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The request for ``items`` (``build(items)``, or ``built``: the caller's own) with the
     breakpoints of ``policy`` placed.
@@ -273,7 +306,7 @@ def explicit_request(
     ``stable_items`` and ``cut_items`` are item counts (see :func:`place_breakpoints`); each
     becomes the number of leading ``input`` entries the request of the items before it shares
     with this one: ``shared_of(count)`` when given (the request cache knows it), else by
-    building that shorter request.
+    building that shorter request. ``memo``: see :func:`place_breakpoints`.
     """
     kwargs = build(items) if built is None else built
     if not policy.enabled:
@@ -298,5 +331,5 @@ def explicit_request(
         return count
 
     cuts = [shared(n) for n in cut_items[:MAX_WRITES] if 0 < n <= stable]
-    place_breakpoints(kwargs, policy, stable=shared(stable), cuts=cuts)
+    place_breakpoints(kwargs, policy, stable=shared(stable), cuts=cuts, memo=memo)
     return kwargs

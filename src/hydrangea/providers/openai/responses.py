@@ -168,7 +168,7 @@ class OpenAIResponsesAdapter(Adapter):
         return explicit_request(
             self.build_request, items, caching, stable_items=plan.get("stable_items"),
             cut_items=plan.get("cut_items", ()), built=plan.get("built"),
-            shared_of=plan.get("shared_of"),
+            shared_of=plan.get("shared_of"), memo=plan.get("memo"),
         )
 
     def open_after(self, item: NativeContent) -> bool:
