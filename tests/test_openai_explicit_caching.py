@@ -21,9 +21,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from hydrangea.areas import CompactingConversation
 from hydrangea.context import Context
+from hydrangea.coop import CoopContext
 from hydrangea.errors import CachingError, RequestOptionError, UnsupportedOptionError
 from hydrangea.gateway import GatewayType
+from hydrangea.lifecycle import Component, Lifecycle
 from hydrangea.message import Message, Role, ToolResultPart
 from hydrangea.providers.openai import OpenAIExplicitCaching
 from hydrangea.providers.openai.explicit_caching import (
@@ -170,6 +173,28 @@ def test_a_string_tool_output_is_not_marked_and_a_list_one_is() -> None:
     sent = ctx.request(caching=policy)["input"]
     assert sent[-1]["output"] == [
         {"type": "input_text", "text": "blue", MARK: {"mode": "explicit"}}]
+
+
+def test_a_lifecycle_takes_the_policy_and_guards_the_newest_cut() -> None:
+    agent = Context(GW)
+    agent.emplace_message(Message(role=Role.system, content="You are a careful agent. " * 50))
+    coop = CoopContext(agent)
+    conversation = CompactingConversation(coop, threshold_tokens=200, rollup_tokens=5_000)
+    turns = Lifecycle(coop, caching=OpenAIExplicitCaching(model=MODEL))
+    turns.add(Component("Reminder: run the tests.", key="tests", ttl=1, cadence=1))
+    for n in range(12):
+        conversation.user(f"Step {n}: read the next file. " + "details " * 60)
+        request = turns.render()
+        agent.push_back(_answer(n))
+        conversation.route(Message(role=Role.assistant, content=f"answer {n}"))
+    assert conversation.summaries and request.cuts
+    sent = request.kwargs["input"]
+    placed = breakpoint_positions(request.kwargs)
+    plain = _unmarked(sent)
+    markable = _oracle_markable(plain, len(plain))
+    guard = _oracle_markable(plain, request.cuts[0])[-1]
+    assert placed == tuple(sorted({(0, 0), guard, markable[-1]}))
+    assert request.kwargs["prompt_cache_options"] == {"mode": "explicit"}
 
 
 # --- the real SDK on the emulator ----------------------------------------------------------------

@@ -625,10 +625,11 @@ class Lifecycle:
         return moved is None or moved > position
 
     def _cuts(self) -> tuple[int, ...]:
-        """Anthropic: where a later collection may cut the history, newest first (the starts
-        of the CoopContext's areas: a collection detaches from one of them)."""
+        """Where a later collection may cut the history, newest first (the starts of the
+        CoopContext's areas: a collection detaches from one of them), when breakpoints are
+        placed (Anthropic; OpenAI Responses with explicit caching)."""
         renderer = self._renderer
-        if not self.context.adapter.places_breakpoints or not isinstance(
+        if not self.context.adapter.places_breakpoints_for(self._caching) or not isinstance(
             renderer, CoopContext
         ):
             return ()
