@@ -14,6 +14,7 @@ send; the Context's request (incremental, from its cache) must equal the fresh b
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -363,3 +364,22 @@ def test_a_lifecycle_goes_on_across_a_compaction() -> None:
     assert first["input"][0]["content"] in ("a", "reminder")
     restored = Lifecycle.from_json(lc.to_json())
     assert restored.context.compactions == ctx.compactions
+
+
+def test_a_request_rebuilt_without_its_context_is_what_was_sent() -> None:
+    """A sealed request read back from a file (no Context behind it) is rebuilt from the
+    compaction it started at, never from the items the provider compacted away."""
+    ctx = Context(GW)
+    lc = Lifecycle(ctx)
+    lc.add(Component(content="reminder", key="r", ttl=1))
+    ctx.emplace_message(Message(role=Role.user, content="before the compaction"))
+    lc.render()
+    ctx.push_back(reply(compaction=True))
+    ctx.emplace_message(Message(role=Role.user, content="after it"))
+    sent_then = lc.render().kwargs["input"]
+    sealed = lc.seal("after")
+    restored = Lifecycle.from_json(lc.to_json())
+    snapshot = restored.at_snapshot(sealed)
+    assert snapshot.request.context is None  # the rebuild path
+    assert snapshot.kwargs["input"] == sent_then
+    assert not any("before the compaction" in json.dumps(item) for item in sent_then)

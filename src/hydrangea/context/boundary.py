@@ -37,16 +37,25 @@ class CompactionBoundary:
     """One provider compaction the Context continues across.
 
     ``kind`` is ``"in_reply"`` (a compaction inside a pushed reply: ``at`` is the index of the
-    item holding it) or ``"swap"`` (a compaction request's summary swapped in: ``at`` is
-    ``None``). Requests after it send ``head`` and then the Context's items from ``start`` on;
-    items ``0`` to ``start`` (for ``"in_reply"``, those before ``at``) are what the provider
-    compacted: still in the Context, no longer sent.
+    item holding it, or of the first item of a compaction reply pushed with no compaction
+    request pending, whose summary is then the ``head``) or ``"swap"`` (a compaction
+    request's summary swapped in: ``at`` is ``None``). Requests after it send ``head`` and
+    then the Context's items from ``start`` on; items ``0`` to ``start`` (for ``"in_reply"``,
+    those before ``at``) are what the provider compacted: still in the Context, no longer
+    sent.
     """
 
     kind: BoundaryKind
     start: int
     head: tuple[NativeContent, ...]
     at: int | None = None
+
+    def saved(self) -> dict[str, object]:
+        """The boundary as JSON values (``at`` only when set), as saved Contexts hold it."""
+        entry: dict[str, object] = {"kind": self.kind, "start": self.start, "head": list(self.head)}
+        if self.at is not None:
+            entry["at"] = self.at
+        return entry
 
     def wire_index(self, index: int) -> int | None:
         """Where the Context's item ``index`` sits in requests after this boundary (``None``:

@@ -315,10 +315,14 @@ class Context(Sequence[NativeContent]):
         self._binding.pushed(self._wire.sent, self._wire.to_wire(start))
         if reported is not None:
             self._usage.record(reported, start)
-        if self._adapter.swapped_head(item) is None:
+        head = self._adapter.swapped_head(item)
+        if head is None:
             self._find_boundaries(start)
-        else:  # a summary pushed with no request pending: it starts requests where it leads
-            self._find_boundaries(start, start + 1)  # (Anthropic); a window is sent whole
+        else:  # a compaction reply no request of ours asked for: requests start with it
+            old = self._wire.boundary
+            summary = tuple(self._staged_output(head))
+            self._wire.add(CompactionBoundary("in_reply", len(self._items), summary, start))
+            self._rebased(old)
 
     def push_compaction(self, output: object) -> None:
         """Swap in the reply to the pending head-swap compaction request.
@@ -389,10 +393,10 @@ class Context(Sequence[NativeContent]):
         _log.debug("swapped a compaction summary in for the first %d items", covered)
         return True
 
-    def _find_boundaries(self, start: int, stop: int | None = None) -> None:
-        """Note the compactions inside the items appended from ``start`` on (to ``stop``)."""
+    def _find_boundaries(self, start: int) -> None:
+        """Note the compactions inside the items appended from ``start`` on."""
         adapter = self._adapter
-        for index in range(start, len(self._items) if stop is None else stop):
+        for index in range(start, len(self._items)):
             item = self._items[index]
             form = adapter.compaction_start(item)
             if form is None:
@@ -774,12 +778,7 @@ class Context(Sequence[NativeContent]):
         pushed replies only, never in items given to :meth:`extend` or read from a file.
         A saved Context carries it; so do the stores."""
         state: dict[str, Any] = {}
-        saved: list[dict[str, Any]] = []
-        for b in self._wire.boundaries:
-            entry: dict[str, Any] = {"kind": b.kind, "start": b.start, "head": list(b.head)}
-            if b.at is not None:
-                entry["at"] = b.at
-            saved.append(entry)
+        saved = [b.saved() for b in self._wire.boundaries]
         if saved:
             state["compactions"] = saved
         if self._wire.pending is not None:

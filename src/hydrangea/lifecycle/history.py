@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hydrangea import _spans
+from hydrangea.context.boundary import CompactionBoundary
 from hydrangea.context.context import Context
 from hydrangea.lifecycle.visibility import Phase
 from hydrangea.providers.adapter import Adapter, CachePolicy
@@ -151,6 +152,9 @@ class LifecycleRequest:
     in_history: bool = True
     """``False`` only for a request read from a file written before components were history
     (version 0.1): its components were a tail overlay, inserted at :attr:`anchor` and the end."""
+    compaction: CompactionBoundary | None = None
+    """The provider compaction this request started at (``None``: none), so that it is
+    rebuilt as it was sent: the compaction's head, then the history from its start on."""
 
     @property
     def stable(self) -> int:
@@ -207,9 +211,19 @@ class LifecycleRequest:
                     length, (), earlier=self.earlier_stable, caching=self.caching,
                     cuts=self.cuts,
                 )
+        compaction = self.compaction
+        if compaction is None:
+            return self.adapter.breakpoint_request(
+                self.items, stable_items=self.stable, earlier_items=self.earlier_stable,
+                caching=self.caching, boundaries=self.boundaries, cut_items=self.cuts,
+            )
+        # what was sent: the compaction's head in place of what it compacted
+        start, shift = compaction.start, len(compaction.head) - compaction.start
+        items = (*compaction.head, *self.items[start:])
         return self.adapter.breakpoint_request(
-            self.items, stable_items=self.stable, earlier_items=self.earlier_stable,
-            caching=self.caching, boundaries=self.boundaries, cut_items=self.cuts,
+            items, stable_items=max(self.stable + shift, len(compaction.head)),
+            earlier_items=tuple(n + shift for n in self.earlier_stable if n >= start),
+            caching=self.caching, cut_items=tuple(n + shift for n in self.cuts if n >= start),
         )
 
 

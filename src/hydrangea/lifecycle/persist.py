@@ -15,6 +15,7 @@ from itertools import pairwise
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from hydrangea._saved import check_format
+from hydrangea.context.boundary import CompactionBoundary
 from hydrangea.context.context import Context
 from hydrangea.errors import HydrangeaError, SerializationError, UnencodableTextError
 from hydrangea.lifecycle.component import AUTO_KEY_PREFIX, Component, Placement, Stage
@@ -172,6 +173,7 @@ class _Interner:
             "before": self.overlay(req.before),
             "after": self.overlay(req.after),
             "in_history": req.in_history,
+            **({} if req.compaction is None else {"compaction": req.compaction.saved()}),
         }
 
     def overlay(self, items: tuple[OverlayItem, ...]) -> list[dict[str, Any]]:
@@ -493,6 +495,34 @@ class _Parsed:
             self._overlay(data, "after", where),
             self.context.adapter,
             in_history=in_history,
+            compaction=self._compaction(data.get("compaction"), length, where),
+        )
+
+    def _compaction(self, raw: object, length: int, where: str) -> CompactionBoundary | None:
+        """The compaction a saved request started at (absent: none)."""
+        if raw is None:
+            return None
+        at = f"{where}: its compaction"
+        entry = _object(raw, at)
+        kind, start, head, index = (entry.get(k) for k in ("kind", "start", "head", "at"))
+        if (
+            kind not in ("in_reply", "swap")
+            or type(start) is not int
+            or not 0 <= start <= length
+            or not isinstance(head, list)
+            or (index is not None and type(index) is not int)
+        ):
+            raise _bad(f"{at} is not a compaction boundary: {raw!r}")
+        natives: list[NativeContent] = []
+        for item in head:
+            try:
+                native = copy_json(item, at)
+                self.context.adapter.validate(native)
+            except HydrangeaError as exc:
+                raise _bad(f"{at} holds an invalid item: {exc}") from exc
+            natives.append(native)
+        return CompactionBoundary(
+            "in_reply" if kind == "in_reply" else "swap", start, tuple(natives), index
         )
 
     def _overlay(self, data: dict[str, Any], name: str, where: str) -> tuple[OverlayItem, ...]:
@@ -564,3 +594,4 @@ def _convert(context: Context, message: Message) -> tuple[NativeContent, ...]:
     for item in natives:
         adapter.validate(item)
     return tuple(natives)
+

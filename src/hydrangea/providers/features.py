@@ -22,7 +22,7 @@ from typing import Any, Protocol
 from hydrangea.errors import RequestOptionError
 from hydrangea.gateway import GatewayType
 
-__all__ = ["RequestFeature", "merge_into"]
+__all__ = ["RequestFeature", "check_instructions", "merge_into"]
 
 
 class RequestFeature(Protocol):
@@ -38,6 +38,14 @@ class RequestFeature(Protocol):
         :class:`~hydrangea.errors.UnsupportedOptionError` if not), then add its keywords to
         ``request`` (the SDK call's keyword arguments) with :func:`merge_into`."""
         ...
+
+
+def check_instructions(instructions: str | None) -> None:
+    """Refuse summary instructions that say nothing (``None`` is fine: none are sent)."""
+    if instructions is not None and not instructions.strip():
+        raise RequestOptionError(
+            "instructions must not be empty or blank: leave them out (None) instead"
+        )
 
 
 def merge_into(request: dict[str, Any], key: str, value: object) -> None:

@@ -30,7 +30,7 @@ from typing import Any, Literal
 
 from hydrangea.errors import RequestOptionError, UnsupportedOptionError
 from hydrangea.gateway import GatewayType
-from hydrangea.providers.features import merge_into
+from hydrangea.providers.features import check_instructions, merge_into
 
 __all__ = [
     "ClearThinking",
@@ -180,8 +180,7 @@ class ThresholdCompaction:
 
     def __post_init__(self) -> None:
         _count("trigger_input_tokens", self.trigger_input_tokens)
-        if self.instructions is not None and not self.instructions.strip():
-            raise RequestOptionError("instructions must not be empty: leave them out instead")
+        check_instructions(self.instructions)
 
     @property
     def swaps_head(self) -> bool:
@@ -210,8 +209,7 @@ class OnDemandCompaction:
     """Replace the server's summarization prompt for this request."""
 
     def __post_init__(self) -> None:
-        if self.instructions is not None and not self.instructions.strip():
-            raise RequestOptionError("instructions must not be empty: leave them out instead")
+        check_instructions(self.instructions)
 
     @property
     def swaps_head(self) -> bool:

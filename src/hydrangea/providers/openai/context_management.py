@@ -34,7 +34,7 @@ from typing import Any, Literal
 
 from hydrangea.errors import RequestOptionError, UnsupportedOptionError
 from hydrangea.gateway import GatewayType
-from hydrangea.providers.features import merge_into
+from hydrangea.providers.features import check_instructions, merge_into
 
 __all__ = ["ResponsesCompact", "ResponsesCompaction", "ResponsesTruncation"]
 
@@ -90,8 +90,7 @@ class ResponsesCompact:
     """``instructions`` for the compaction pass only (``None``: none sent)."""
 
     def __post_init__(self) -> None:
-        if self.instructions is not None and not self.instructions.strip():
-            raise RequestOptionError("instructions must not be empty: leave it None instead")
+        check_instructions(self.instructions)
 
     @property
     def swaps_head(self) -> bool:
