@@ -16,7 +16,11 @@ scheduling (:mod:`hydrangea.coop`).
 """
 
 from hydrangea.areas.asof_area import AsOfArea
-from hydrangea.areas.compacting import CompactingConversation
+from hydrangea.areas.compacting import (
+    CompactingConversation,
+    CompactionMode,
+    ProviderCompaction,
+)
 from hydrangea.areas.compaction import CompactionArea
 from hydrangea.areas.conversation import ConversationArea, message_record_text
 from hydrangea.areas.errors import AreaUsageError, ToolError
@@ -41,9 +45,11 @@ __all__ = [
     "CarriedSummary",
     "CompactingConversation",
     "CompactionArea",
+    "CompactionMode",
     "ConversationArea",
     "HeadlineSummarizer",
     "OneShotNoticeArea",
+    "ProviderCompaction",
     "RawTool",
     "RecallTool",
     "SummaryRegionArea",

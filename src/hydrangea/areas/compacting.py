@@ -42,11 +42,29 @@ turns that follow, so they lie inside the reclaimable tail of the next checkpoin
 summary belongs to no area). It is for a harness that runs the tools itself and queues their
 results as user turns; a :class:`~hydrangea.areas.ToolLoopArea` anchored to the segment would
 retire with it in the middle of its loop.
+
+Provider compaction (``compaction="provider"`` or ``"auto"``)
+------------------------------------------------------------
+
+Anthropic (threshold compaction) and OpenAI Responses (``compact_threshold``) can compact the
+conversation on the server. With ``compaction="provider"`` the conversation asks for that
+instead of checkpointing itself: pass :attr:`CompactingConversation.features` to
+``Context.request(features=...)``; once the input reaches ``threshold_tokens`` the provider
+answers with a compaction inside its reply, :meth:`~CompactingConversation.push_reply` (or
+``push_back`` then :meth:`~CompactingConversation.route`) pushes it, and the Context starts
+later requests there (see "Provider compaction" in the prefix-binding guide). The segment never
+checkpoints, every turn is still kept in the record store, and
+:attr:`~CompactingConversation.provider_compactions` names the records each compaction took out
+of the requests (the provider's summary is its own and holds no pointers). ``"auto"`` is
+``"provider"`` where the provider has server compaction and ``"library"`` (the default, the
+library's own summaries) elsewhere. Rollups and ``in_loops`` belong to the library's own.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
@@ -59,10 +77,25 @@ from hydrangea.asof.records import InMemoryRecordStore, RecordStore
 from hydrangea.asof.summarizers import Summarizer
 from hydrangea.asof.summary import StructuredSummary
 from hydrangea.context.area import AreaLifeState
+from hydrangea.context.boundary import CompactionBoundary
 from hydrangea.coop.coop_context import CoopContext
 from hydrangea.message import Message, Role, ToolCallPart, ToolResultPart
+from hydrangea.providers.features import RequestFeature
 
-__all__ = ["CompactingConversation"]
+__all__ = ["CompactingConversation", "CompactionMode", "ProviderCompaction"]
+
+CompactionMode = Literal["library", "provider", "auto"]
+"""Who compacts: the library's own summaries, the provider's server, or the provider where it
+can (see the module documentation)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderCompaction:
+    """One compaction the provider made: where requests start since, and the records of the
+    turns it took out of them (still in the record store and in the Context)."""
+
+    boundary: CompactionBoundary
+    pointers: tuple[str, ...]
 
 
 class CompactingConversation:
@@ -77,6 +110,8 @@ class CompactingConversation:
         "_detail",
         "_in_loops",
         "_name",
+        "_native",
+        "_provider",
         "_records",
         "_regions",
         "_rollup",
@@ -97,6 +132,7 @@ class CompactingConversation:
         rollup_tokens: int | None = None,
         rollup_detail: Literal["full", "headlines"] = "full",
         in_loops: bool = False,
+        compaction: CompactionMode = "library",
     ) -> None:
         """Create the first segment and register it with ``coop``.
 
@@ -107,7 +143,10 @@ class CompactingConversation:
         headline and pointer per merged summary instead of all their facts (each merged summary
         stays a record; give the model :func:`~hydrangea.areas.recall.recall_tool`).
         ``in_loops=True`` lets :meth:`push_reply` checkpoint inside tool loops too (see the
-        module documentation); it needs ``rollup_tokens``.
+        module documentation); it needs ``rollup_tokens``. ``compaction`` chooses who
+        compacts at ``threshold_tokens``: ``"library"`` (its own summaries), ``"provider"``
+        (the provider's server: pass :attr:`features` to each request) or ``"auto"`` (the
+        provider where it has server compaction).
         """
         if rollup_detail not in ("full", "headlines"):
             raise AreaUsageError(
@@ -120,6 +159,25 @@ class CompactingConversation:
                 "in_loops=True needs rollup_tokens: the summary region must render ahead of the "
                 "reply that follows a checkpoint, so the next checkpoint reclaims that reply too"
             )
+        if compaction not in ("library", "provider", "auto"):
+            raise AreaUsageError(
+                f"compaction must be 'library', 'provider' or 'auto', got {compaction!r}"
+            )
+        adapter = coop.context.adapter
+        native = None if compaction == "library" else adapter.native_compaction(threshold_tokens)
+        if compaction == "provider" and native is None:
+            raise AreaUsageError(
+                f"{adapter.gateway.value} has no server compaction: use compaction='library' "
+                "(the library's own summaries) or 'auto'"
+            )
+        if native is not None and (rollup_tokens is not None or in_loops):
+            raise AreaUsageError(
+                "rollup_tokens and in_loops shape the library's own checkpoints; with the "
+                "provider's compaction there are none: leave them out or use "
+                "compaction='library'"
+            )
+        self._native: RequestFeature | None = native
+        self._provider: list[ProviderCompaction] = []
         self._coop = coop
         self._name = name
         self._rollup = rollup_tokens
@@ -131,8 +189,8 @@ class CompactingConversation:
         self._regions: list[SummaryRegionArea] = []
         self._counter: TokenCounter = counter if counter is not None else ApproxTokenCounter()
         self._records: RecordStore = records if records is not None else InMemoryRecordStore()
-        self._current = CompactionArea(
-            threshold_tokens=threshold_tokens,
+        self._current = CompactionArea(  # (the provider compacts: the segment never does)
+            threshold_tokens=threshold_tokens if native is None else sys.maxsize,
             summarizer=summarizer,
             records=self._records,
             counter=self._counter,
@@ -142,6 +200,37 @@ class CompactingConversation:
         )
         coop.register(self._current)
         self._segments: list[CompactionArea] = [self._current]
+
+    @property
+    def features(self) -> tuple[RequestFeature, ...]:
+        """The request options to pass to ``Context.request(features=...)``: the provider's
+        server compaction at ``threshold_tokens``, or none when the library compacts."""
+        return () if self._native is None else (self._native,)
+
+    @property
+    def compaction(self) -> Literal["library", "provider"]:
+        """Who compacts this conversation (``"auto"`` resolved)."""
+        return "library" if self._native is None else "provider"
+
+    @property
+    def provider_compactions(self) -> tuple[ProviderCompaction, ...]:
+        """The provider's compactions so far, oldest first, each with the records of the
+        turns it took out of the requests (noted when the reply after it is routed)."""
+        self._note_compactions()
+        return tuple(self._provider)
+
+    def _note_compactions(self) -> None:
+        """Name the records each new provider compaction of the Context covers: every turn
+        routed before it that an earlier one did not cover."""
+        found = self._coop.context.compactions
+        del self._provider[len(found) :]  # (a detach took some back)
+        if len(found) == len(self._provider):
+            return
+        covered = {pointer for done in self._provider for pointer in done.pointers}
+        ids = tuple(i for seg in self._segments for i in seg.record_ids if i not in covered)
+        for boundary in found[len(self._provider) :]:
+            self._provider.append(ProviderCompaction(boundary, ids))
+            ids = ()
 
     @property
     def current(self) -> CompactionArea:
@@ -227,7 +316,9 @@ class CompactingConversation:
         return summary
 
     def route(self, reply: Message) -> StructuredSummary | None:
-        """Route a model reply to the current segment; the summary if it caused a checkpoint."""
+        """Route a model reply to the current segment; the summary if it caused a checkpoint
+        (with the provider's compaction: always ``None``; see :attr:`provider_compactions`)."""
+        self._note_compactions()  # (the reply holding a compaction is kept: it is sent)
         segment = self.current
         segment.route(reply)
         if segment.summary is not None and self._rollup is not None:

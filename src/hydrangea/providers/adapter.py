@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Protocol
 from hydrangea.errors import ContextStateError, UnsupportedOptionError
 from hydrangea.gateway import GatewayType
 from hydrangea.message import Message
+from hydrangea.providers.features import RequestFeature
 from hydrangea.providers.native import NativeContent
 from hydrangea.providers.pairing import CallSite, Pairing, ResultSite, pair_items
 
@@ -290,6 +291,13 @@ class Adapter(ABC):
         from (an Anthropic ``compaction`` block inside a reply, a Responses ``compaction``
         item), the item as later requests send it; the provider ignores what came before it,
         so those requests start there. ``None`` (the default): an ordinary item."""
+        return None
+
+    def native_compaction(self, threshold_tokens: int) -> RequestFeature | None:
+        """The request option that has the provider compact the conversation on the server
+        once its input reaches ``threshold_tokens`` (the compaction then comes inside a
+        reply: :meth:`compaction_start`); ``None`` (the default): the provider has none, and
+        :class:`~hydrangea.areas.CompactingConversation` compacts with the library's own."""
         return None
 
     def swapped_head(self, output: object) -> list[NativeContent] | None:

@@ -47,6 +47,8 @@ from hydrangea.providers.anthropic._request import (
 )
 from hydrangea.providers.anthropic.blocks import PrefixBlocks
 from hydrangea.providers.anthropic.caching import AnthropicCaching, cached_anthropic_kwargs
+from hydrangea.providers.anthropic.management import ThresholdCompaction
+from hydrangea.providers.features import RequestFeature
 from hydrangea.providers.native import NativeContent, copy_json
 from hydrangea.providers.pairing import CallSite, ResultSite
 
@@ -190,6 +192,10 @@ class AnthropicAdapter(Adapter):
         if last is None:
             return None
         return item if last == 0 else {**item, "content": content[last:]}
+
+    def native_compaction(self, threshold_tokens: int) -> RequestFeature | None:
+        """Threshold compaction (``compact_20260112``) triggered at ``threshold_tokens``."""
+        return ThresholdCompaction(trigger_input_tokens=threshold_tokens)
 
     def swapped_head(self, output: object) -> list[NativeContent] | None:
         """The reply to an on-demand compaction request (``stop_reason: "compaction"``): its

@@ -73,6 +73,7 @@ from hydrangea.providers.adapter import (
     CallIds,
     ToolSpec,
 )
+from hydrangea.providers.features import RequestFeature
 from hydrangea.providers.native import NativeContent, clone_json
 from hydrangea.providers.openai._common import (
     arguments_json,
@@ -90,6 +91,7 @@ from hydrangea.providers.openai._responses_checks import (
     is_model_side,
     validate_responses_item,
 )
+from hydrangea.providers.openai.context_management import ResponsesCompaction
 from hydrangea.providers.openai.explicit_caching import OpenAIExplicitCaching, explicit_request
 from hydrangea.providers.pairing import CallSite, ResultSite
 
@@ -262,6 +264,11 @@ class OpenAIResponsesAdapter(Adapter):
         at it (the item, sent as it came). OpenAI's compaction guide: items that came before
         the most recent compaction item can be dropped; it carries what the next window needs."""
         return item if item.get("type") == "compaction" else None
+
+    def native_compaction(self, threshold_tokens: int) -> RequestFeature | None:
+        """Server compaction (``context_management`` ``compact_threshold``) at
+        ``threshold_tokens``."""
+        return ResponsesCompaction(threshold=threshold_tokens)
 
     def swapped_head(self, output: object) -> list[NativeContent] | None:
         """A ``response.compaction`` window (the reply to ``/responses/compact``): its output
