@@ -38,7 +38,7 @@ from hydrangea.gateway import GatewayType
 from hydrangea.providers.adapter import Adapter, CachePolicy
 from hydrangea.providers.anthropic.caching import strip_cache_control
 from hydrangea.providers.registry import adapter_for
-from hydrangea.providers.usage import UsageLog
+from hydrangea.providers.usage import Usage, UsageLog
 from hydrangea.tracing import (
     AttributeValue,
     content_attribute,
@@ -333,11 +333,31 @@ def _request_attributes(
             "hydrangea.cache.reported_write_tokens": usage.cache_write_tokens,
             "hydrangea.cache.reported_reuse": usage.cache_reuse,
         })
+        attributes.update(_managed(usage))
     if settings().capture_content:
         attributes["hydrangea.request.content"] = content_attribute(
             json.dumps(kwargs, ensure_ascii=False, separators=(",", ":"), default=str)
         )
     return attributes
+
+
+def _managed(usage: Usage) -> _Attributes:
+    """What the server did to the previous request's context: compaction cost, edits applied,
+    the cache miss it diagnosed."""
+    out: _Attributes = {}
+    spent = usage.compaction_tokens
+    if spent is not None:
+        out["hydrangea.compaction.input_tokens"], out["hydrangea.compaction.output_tokens"] = spent
+    if usage.applied_edits:
+        out["hydrangea.context_management.applied_edits"] = ",".join(
+            str(edit.get("type")) for edit in usage.applied_edits
+        )
+    miss = usage.cache_miss
+    if miss is not None:
+        out["hydrangea.cache.miss_reason"] = miss[0]
+        if miss[1] is not None:
+            out["hydrangea.cache.missed_tokens"] = miss[1]
+    return out
 
 
 def _caching_model(caching: CachePolicy | None) -> str | None:

@@ -54,6 +54,36 @@ class Usage:
     """What the server's context editing cleared for this response, as it reports it
     (Anthropic ``context_management.applied_edits``: each edit's ``type`` and counts such as
     ``cleared_tool_uses``, ``cleared_thinking_turns``, ``cleared_input_tokens``)."""
+    cache_diagnosis: Mapping[str, Any] | None = field(compare=False, default=None)
+    """The provider's diagnosis of this request's prompt-cache reuse, as it sent it, when one
+    was asked for (Anthropic ``diagnostics``, whose ``cache_miss_reason`` is ``null`` while
+    the comparison is still running; OpenAI Responses ``prompt_cache_diagnostics``); ``None``
+    when the response carries none. :attr:`cache_miss` reads it in one shape."""
+
+    @property
+    def cache_miss(self) -> tuple[str, int | None] | None:
+        """Why the cache could not reuse the compared request's prefix, and about how many
+        input tokens that cost (``None`` where the provider gives no count), from
+        :attr:`cache_diagnosis`: Anthropic's ``cache_miss_reason`` type (``model_changed``,
+        ``system_changed``, ``tools_changed``, ``messages_changed``,
+        ``previous_message_not_found``, ``unavailable``), OpenAI's miss ``reason`` (such as
+        ``input_changed``, ``context_compacted``) or its ``comparison_response_not_found`` /
+        ``unavailable``. ``None``: no miss reported (a hit, no diagnosis, or still pending)."""
+        diagnosis = self.cache_diagnosis
+        if diagnosis is None:
+            return None
+        reason = diagnosis.get("cache_miss_reason")
+        if isinstance(reason, Mapping):  # Anthropic
+            kind = reason.get("type")
+            return (kind, _int(reason, "cache_missed_input_tokens")) if isinstance(
+                kind, str
+            ) else None
+        kind = diagnosis.get("type")  # OpenAI
+        if kind == "cache_miss" and isinstance(diagnosis.get("reason"), str):
+            return diagnosis["reason"], _int(diagnosis, "cache_missed_tokens")
+        if kind in ("comparison_response_not_found", "unavailable"):
+            return kind, None
+        return None
 
     @property
     def compaction_tokens(self) -> tuple[int, int] | None:
@@ -168,6 +198,11 @@ def _details(block: Mapping[str, Any], name: str) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
+def _diagnosis(body: Mapping[str, Any], name: str) -> Mapping[str, Any] | None:
+    value = body.get(name)
+    return dict(value) if isinstance(value, Mapping) else None
+
+
 def usage_of(gateway: GatewayType, output: object) -> Usage | None:
     """The usage ``output`` reports, or ``None`` when it carries none (a bare item, a list).
 
@@ -206,7 +241,7 @@ def _anthropic(body: Mapping[str, Any]) -> Usage | None:
     )
     return Usage(
         GatewayType.anthropic, uncached + read + write, _int(usage, "output_tokens") or 0,
-        read, write, dict(usage), edits,
+        read, write, dict(usage), edits, _diagnosis(body, "diagnostics"),
     )
 
 
@@ -220,6 +255,7 @@ def _openai(
     return Usage(
         gateway, _int(usage, prompt) or 0, _int(usage, completion) or 0,
         _int(detail, "cached_tokens") or 0, _int(detail, "cache_write_tokens"), dict(usage),
+        cache_diagnosis=_diagnosis(body, "prompt_cache_diagnostics"),
     )
 
 

@@ -1,8 +1,9 @@
 """Anthropic Messages: the adapter, its wire checks and request building, caching, streams,
-context management (context editing, threshold and on-demand compaction)."""
+context management (context editing, threshold and on-demand compaction), cache diagnostics."""
 
 from hydrangea.providers.anthropic.adapter import AnthropicAdapter
 from hydrangea.providers.anthropic.caching import AnthropicCaching, CacheTTL
+from hydrangea.providers.anthropic.diagnostics import CacheDiagnostics
 from hydrangea.providers.anthropic.management import (
     ClearThinking,
     ClearToolUses,
@@ -14,6 +15,7 @@ from hydrangea.providers.anthropic.management import (
 __all__ = [
     "AnthropicAdapter",
     "AnthropicCaching",
+    "CacheDiagnostics",
     "CacheTTL",
     "ClearThinking",
     "ClearToolUses",

@@ -1,6 +1,6 @@
 """OpenAI: the Chat Completions and Responses adapters, their checks, prompt caching
-(explicit on GPT-5.6), streams, Responses context management (server compaction,
-``/responses/compact``, truncation)."""
+(explicit on GPT-5.6, with cache diagnostics), streams, Responses context management (server
+compaction, ``/responses/compact``, truncation)."""
 
 from hydrangea.providers.openai.caching import (
     OpenAICaching,
@@ -13,10 +13,11 @@ from hydrangea.providers.openai.context_management import (
     ResponsesCompaction,
     ResponsesTruncation,
 )
-from hydrangea.providers.openai.explicit_caching import OpenAIExplicitCaching
+from hydrangea.providers.openai.explicit_caching import CacheComparison, OpenAIExplicitCaching
 from hydrangea.providers.openai.responses import OpenAIResponsesAdapter
 
 __all__ = [
+    "CacheComparison",
     "OpenAICaching",
     "OpenAIChatAdapter",
     "OpenAIExplicitCaching",

@@ -40,11 +40,13 @@ from collections.abc import Callable, Mapping, MutableSequence, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, get_args
 
-from hydrangea.errors import CachingError, UnsupportedOptionError
+from hydrangea.errors import CachingError, RequestOptionError, UnsupportedOptionError
 from hydrangea.gateway import GatewayType
+from hydrangea.providers.features import merge_into
 
 __all__ = [
     "MAX_WRITES",
+    "CacheComparison",
     "ExplicitCacheMode",
     "ExplicitCacheTTL",
     "OpenAIExplicitCaching",
@@ -84,6 +86,47 @@ def supports_explicit_caching(model: str) -> bool:
     if found is None:
         return False
     return (int(found.group(1)), int(found.group(2) or 0)) >= _FIRST
+
+
+@dataclass(frozen=True, slots=True)
+class CacheComparison:
+    """Prompt-cache diagnostics on the Responses API (GPT-5.6 or later): compare this request
+    with response ``response_id`` (``prompt_cache_options.comparison_response_id``); the
+    response's ``prompt_cache_diagnostics`` says whether the cache reused that prefix and, if
+    not, why and about how many tokens it missed
+    (:attr:`~hydrangea.providers.usage.Usage.cache_miss`). A request feature
+    (``Context.request(features=[...], model=...)``), gated by the request's model."""
+
+    response_id: str
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.response_id, str) or not self.response_id.strip():
+            raise RequestOptionError(
+                f"response_id must be the id of a response to compare with, got "
+                f"{self.response_id!r}"
+            )
+
+    @property
+    def swaps_head(self) -> bool:
+        """False: an ordinary request."""
+        return False
+
+    def apply(self, request: dict[str, Any], gateway: GatewayType, model: str | None) -> None:
+        """Add ``prompt_cache_options.comparison_response_id`` (Responses, GPT-5.6+)."""
+        option = f"{_OPTION}.comparison_response_id"
+        if gateway is not GatewayType.openai_responses:
+            raise UnsupportedOptionError(
+                f"{option} is a Responses API option; this Context is for {gateway.value}",
+                option=option, gateway=gateway.value, model=model,
+            )
+        if model is None or not supports_explicit_caching(model):
+            named = "no model was named: pass request(model=...)" if model is None else (
+                f"{model} does not take {_OPTION} (GPT-5.6 and later do)"
+            )
+            raise UnsupportedOptionError(
+                f"{option}: {named}", option=option, gateway=gateway.value, model=model
+            )
+        merge_into(request, _OPTION, {"comparison_response_id": self.response_id})
 
 
 @dataclass(frozen=True, slots=True)
