@@ -148,3 +148,22 @@ def test_the_explorer_shows_where_requests_start_after_a_compaction(tmp_path: Pa
     explore_file(path, Console(file=out, width=140, color_system=None))
     assert "requests start at a compaction in item 1" in out.getvalue()
     assert "[0] user: a long report" in out.getvalue()  # still held, shown
+
+
+def test_the_explorer_shows_what_the_server_did_to_a_request() -> None:
+    ctx = Context(GatewayType.anthropic)
+    ctx.emplace_message(Message(role=Role.user, content="a long report"))
+    ctx.push_back({
+        "type": "message", "role": "assistant", "model": "claude-sonnet-5-5",
+        "content": [{"type": "compaction", "content": "summary"}, {"type": "text", "text": "ok"}],
+        "usage": {"input_tokens": 10, "output_tokens": 2, "iterations": [
+            {"type": "compaction", "input_tokens": 7000, "output_tokens": 300}]},
+        "context_management": {"applied_edits": [
+            {"type": "clear_tool_uses_20250919", "cleared_tool_uses": 3}]},
+        "diagnostics": {"cache_miss_reason": {"type": "system_changed",
+                                              "cache_missed_input_tokens": 64}},
+    })
+    text = Explorer(ctx).render_text(width=240)
+    assert "compaction cost 7000 in / 300 out" in text
+    assert "edits clear_tool_uses_20250919" in text
+    assert "cache miss: system_changed (64 tokens)" in text

@@ -24,6 +24,7 @@ from hydrangea.lifecycle import Component, Lifecycle, LifecycleKind, next_change
 from hydrangea.lifecycle.records import ComponentState
 from hydrangea.providers.adapter import Adapter
 from hydrangea.providers.native import NativeContent
+from hydrangea.providers.usage import Usage
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -209,7 +210,8 @@ class Explorer:
             _add(
                 node,
                 f"reported (response {record.turn}): read {usage.cache_read_tokens} of "
-                f"{usage.input_tokens} input tokens ({usage.cache_reuse:.0%}){writes}",
+                f"{usage.input_tokens} input tokens ({usage.cache_reuse:.0%}){writes}"
+                f"{_server_side(usage)}",
             )
 
     def _history(self, node: Tree, lc: Lifecycle | None) -> None:
@@ -273,6 +275,21 @@ class Explorer:
                 f"{state.key}: {_schedule(state.component)}{tags} — "
                 f"{describe_next(state, lc.episode)}",
             )
+
+
+def _server_side(usage: Usage) -> str:
+    """What the server did to that request's context, as the response reports it."""
+    notes: list[str] = []
+    spent = usage.compaction_tokens
+    if spent is not None:
+        notes.append(f"compaction cost {spent[0]} in / {spent[1]} out")
+    if usage.applied_edits:
+        notes.append("edits " + ", ".join(str(e.get("type")) for e in usage.applied_edits))
+    miss = usage.cache_miss
+    if miss is not None:
+        missed = "" if miss[1] is None else f" ({miss[1]} tokens)"
+        notes.append(f"cache miss: {miss[0]}{missed}")
+    return "".join(f"; {note}" for note in notes)
 
 
 def load_target(path: str | Path) -> Lifecycle | Context:
