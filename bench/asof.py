@@ -21,6 +21,11 @@ keelgate is a peer library and never a dependency of this project: it lives only
 benchmark's own virtualenv, bench/.venv-asof (requirements in bench/requirements-asof.txt).
 Run ``python bench/asof.py`` with any Python 3.11+; the script creates that virtualenv on first
 use and re-runs itself inside it. ``--quick`` measures 1,000 items only.
+
+``--scaling`` measures hydrangea alone (no keelgate, no virtualenv): ``build()`` only (the items
+already added), process CPU time per item at 1,000, 10,000 and 100,000 items and a 50% budget
+(of the full size), best of ``--repeats`` runs, and the ratio 100k / 1k (issue 28: at most 1.3x).
+It is stored under ``"scaling"`` in bench/results/asof.json, the rest of the file kept.
 """
 
 from __future__ import annotations
@@ -245,13 +250,58 @@ def best_of(
     return best_cpu, best_wall, outcome
 
 
+SCALING_SIZES = (1_000, 10_000, 100_000)
+TARGET_SCALING = 1.3
+
+
+def build_only(items: list[Any], budget: int) -> dict[str, Any]:
+    """One fresh builder with ``items`` added; returns the CPU seconds of ``build()`` alone."""
+    from hydrangea.asof import ContextBuilder
+
+    builder = ContextBuilder(as_of=AS_OF, token_budget=budget)
+    for item in items:
+        builder.add(item)
+    cpu = time.process_time()
+    built = builder.build()
+    return {"cpu_seconds": time.process_time() - cpu, "shown": len(built.items)}
+
+
+def scaling(repeats: int) -> dict[str, Any]:
+    """build() CPU time per item at each of SCALING_SIZES, 50% of the full size."""
+    rows: list[dict[str, Any]] = []
+    for n in SCALING_SIZES:
+        items = _hydrangea_items(generate(n))
+        budget = int(run_hydrangea(items, 10**12)["tokens"] * 0.5)
+        runs = [build_only(items, budget) for _ in range(repeats if n < 100_000 else 2)]
+        best = min(r["cpu_seconds"] for r in runs)
+        rows.append({"items": n, "token_budget": budget, "build_cpu_seconds": best,
+                     "us_per_item": best / n * 1e6, "shown": runs[0]["shown"]})
+        print(f"{n:>7} items, 50%: build {best * 1e3:9.1f} ms cpu = "
+              f"{best / n * 1e6:6.2f} us/item", flush=True)
+    ratio = rows[-1]["us_per_item"] / rows[0]["us_per_item"]
+    verdict = "met" if ratio <= TARGET_SCALING else "MISSED"
+    print(f"per-item ratio 100k/1k: {ratio:.2f}x (target <= {TARGET_SCALING}x: {verdict})")
+    return {"what": "build() CPU seconds per item, items already added, 50% budget, best of runs",
+            "when": datetime.now(UTC).isoformat(timespec="seconds"),
+            "rows": rows, "ratio_100k_over_1k": ratio, "target": TARGET_SCALING}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n", 1)[0])
     parser.add_argument("--quick", action="store_true", help="1,000 items only")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--exact-items", type=int, default=100_000,
                         help="items of the exact-against-approximate build (0: skip it)")
+    parser.add_argument("--scaling", action="store_true",
+                        help="hydrangea build() per item at 1k/10k/100k only (no keelgate)")
     args = parser.parse_args()
+    if args.scaling:
+        sys.path.insert(0, str(ROOT / "src"))
+        stored = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+        stored["scaling"] = scaling(args.repeats)
+        RESULTS.write_text(json.dumps(stored, indent=2) + "\n")
+        print(f"wrote {RESULTS.relative_to(ROOT)}")
+        return
     _ensure_environment()
     sys.path.insert(0, str(ROOT / "src"))
     from keelgate.context import ApproxTokenCounter as KeelCounter
