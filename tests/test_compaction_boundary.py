@@ -255,14 +255,21 @@ class Model:
     """The session as plain lists: every item, the latest boundary, the pending request."""
 
     items: list[Any] = field(default_factory=list)
-    boundaries: list[tuple[int, list[Any], int | None]] = field(default_factory=list)
+    boundaries: list[tuple[int, list[Any], int | None, int]] = field(default_factory=list)
     pending: int | None = None
+
+    def lead(self, limit: int) -> int:
+        """The leading system items among the first ``limit``: never compacted away."""
+        n = 0
+        while n < limit and self.items[n].get("role") == "system":
+            n += 1
+        return n
 
     def expected(self) -> list[Any]:
         if not self.boundaries:
             return list(self.items)
-        start, head, _ = self.boundaries[-1]
-        return [*head, *self.items[start:]]
+        start, head, _, lead = self.boundaries[-1]
+        return [*self.items[:lead], *head, *self.items[start:]]
 
     def detach(self, start: int) -> None:
         del self.items[start:]
@@ -285,6 +292,10 @@ _steps = st.lists(
 @given(_steps, st.data())
 def test_random_sessions_send_what_the_rule_keeps(steps: list[str], data: st.DataObject) -> None:
     ctx, model = Context(GW), Model()
+    for n in range(data.draw(st.integers(0, 2), label="system items")):
+        item = {"role": "system", "content": f"rule {n}"}
+        ctx.extend([item])
+        model.items.append(item)
     for step in steps:
         if step == "user":
             item = user(f"u{len(model.items)}")
@@ -298,7 +309,7 @@ def test_random_sessions_send_what_the_rule_keeps(steps: list[str], data: st.Dat
                 model.items.append(out)
                 if out["type"] == "compaction":
                     at = len(model.items) - 1
-                    model.boundaries.append((at, [], at))
+                    model.boundaries.append((at, [], at, model.lead(at)))
         elif step == "compact" and model.pending is None:
             ctx.request(features=[Compact()])
             model.pending = len(model.items)
@@ -309,7 +320,9 @@ def test_random_sessions_send_what_the_rule_keeps(steps: list[str], data: st.Dat
                     ctx.push_compaction(summary)  # a later compaction came first
             else:
                 ctx.push_compaction(summary)
-                model.boundaries.append((model.pending, list(summary["output"]), None))
+                model.boundaries.append(
+                    (model.pending, list(summary["output"]), None, model.lead(model.pending))
+                )
             model.pending = None
         elif step == "detach" and model.items:
             start = data.draw(st.integers(0, len(model.items)))

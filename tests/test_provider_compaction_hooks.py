@@ -144,3 +144,49 @@ def test_responses_requests_start_at_the_latest_compaction_item() -> None:
     sent = ctx.request()["input"]
     assert sent[0] == {"type": "compaction", "id": "cmp_2", "encrypted_content": "e2"}
     assert len(sent) == 2 and len(ctx.compactions) == 2
+
+
+def _system(ctx: Context, text: str) -> None:
+    ctx.emplace_message(Message(role=Role.system, content=text))
+
+
+@pytest.mark.parametrize("on_demand", [False, True])
+def test_anthropic_keeps_the_system_prompt_across_a_compaction(on_demand: bool) -> None:
+    """A compaction summarizes the messages; ``system`` is outside them and stays."""
+    ctx = Context(GatewayType.anthropic)
+    _system(ctx, "You are terse.")
+    _user(ctx, "one")
+    before = ctx.request()["system"]
+    if on_demand:
+        ctx.push_back(_anthropic([{"type": "text", "text": "re one"}]))
+        ctx.request(features=[OnDemand()])
+        ctx.push_back(_anthropic([{"type": "compaction", "content": "sum"}], "compaction"))
+    else:
+        ctx.push_back(_anthropic([{"type": "compaction", "content": "sum"},
+                                  {"type": "text", "text": "re one"}]))
+    _user(ctx, "two")
+    after = ctx.request()
+    assert after["system"] == before
+    assert after["messages"][0]["content"][0] == {"type": "compaction", "content": "sum"}
+
+
+def test_responses_keeps_leading_system_items_once() -> None:
+    ctx = Context(GatewayType.openai_responses)
+    _system(ctx, "You are terse.")
+    _user(ctx, "one")
+    ctx.push_back({"object": "response", "id": "resp_1", "model": "gpt-5", "output": [
+        {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+         "content": [{"type": "output_text", "text": "x", "annotations": []}]},
+        {"type": "compaction", "id": "cmp_1", "encrypted_content": "e1"}]})
+    _user(ctx, "two")
+    sent = ctx.request()["input"]
+    assert [i.get("role", i.get("type")) for i in sent] == ["system", "compaction", "user"]
+    # a compact window that repeats the system prompt: it is not sent twice
+    ctx.request(features=[OnDemand()])
+    window = _window()
+    window["output"].insert(0, {"type": "message", "role": "system", "content": "You are terse."})
+    ctx.push_back(window)
+    _user(ctx, "three")
+    sent = ctx.request()["input"]
+    assert [i.get("role", i.get("type")) for i in sent] == [
+        "system", "user", "compaction", "user"]

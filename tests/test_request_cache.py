@@ -65,17 +65,22 @@ def latest_compaction(items: Sequence[NativeContent]) -> int | None:
 def from_latest_compaction(items: list[NativeContent]) -> list[NativeContent]:
     """What the providers' documented rule keeps of a history: everything from its latest
     compaction on (a Responses ``compaction`` item; an Anthropic assistant message holding a
-    ``compaction`` block, sent from that block on)."""
+    ``compaction`` block, sent from that block on), after the leading system items (the
+    system prompt is not part of what a compaction summarizes)."""
+    lead = 0
+    while lead < len(items) and items[lead].get("role") in ("system", "developer"):
+        lead += 1
     for index in range(len(items) - 1, -1, -1):
         item = items[index]
         if item.get("type") == "compaction":
-            return items[index:]
+            return [*items[:lead], *items[index:]]
         content = item.get("content")
         if item.get("role") == "assistant" and isinstance(content, list):
             at = [n for n, block in enumerate(content)
                   if isinstance(block, dict) and block.get("type") == "compaction"]
             if at:
-                return [{**item, "content": content[at[-1]:]}, *items[index + 1 :]]
+                return [*items[:lead], {**item, "content": content[at[-1]:]},
+                        *items[index + 1 :]]
     return items
 
 

@@ -49,22 +49,42 @@ class CompactionBoundary:
     start: int
     head: tuple[NativeContent, ...]
     at: int | None = None
+    lead: int = 0
+    """How many of the Context's first items, its leading system items, are still sent ahead
+    of ``head``: a compaction summarizes the conversation, never the system prompt (Anthropic
+    sends it as the request's ``system``, outside the compacted messages)."""
 
     def saved(self) -> dict[str, object]:
-        """The boundary as JSON values (``at`` only when set), as saved Contexts hold it."""
+        """The boundary as JSON values (``at`` and ``lead`` only when set), as saved Contexts
+        hold it."""
         entry: dict[str, object] = {"kind": self.kind, "start": self.start, "head": list(self.head)}
         if self.at is not None:
             entry["at"] = self.at
+        if self.lead:
+            entry["lead"] = self.lead
         return entry
 
     def wire_index(self, index: int) -> int | None:
         """Where the Context's item ``index`` sits in requests after this boundary (``None``:
         it is not sent)."""
+        if index < self.lead:
+            return index
         if index >= self.start:
-            return index - self.start + len(self.head)
-        if self.at is not None and index == self.at and self.head:
-            return 0
+            return index - self.start + self.lead + len(self.head)
+        at = self.at
+        if at is not None and at <= index < at + len(self.head):
+            return self.lead + index - at
         return None
+
+    def stored_index(self, index: int) -> int | None:
+        """The Context index of the item at ``index`` of requests after this boundary
+        (``None``: a head item that stands for no item of the Context)."""
+        if index < self.lead:
+            return index
+        own = index - self.lead
+        if own >= len(self.head):
+            return own - len(self.head) + self.start
+        return None if self.at is None else self.at + own
 
 
 class Wire:
@@ -90,7 +110,7 @@ class Wire:
         boundary = self.boundary
         if boundary is None:
             return index
-        return index - boundary.start + len(boundary.head)
+        return index - boundary.start + boundary.lead + len(boundary.head)
 
     def covers(self, index: int) -> bool:
         """Whether the Context's first ``index`` items reach the latest boundary's start."""
@@ -137,14 +157,15 @@ class Wire:
                 f"begin with this Context's first {reach} items (they are replaced by the "
                 "compaction's summary): pass the Context's own items, or none"
             )
-        return [*boundary.head, *items[boundary.start :]]
+        return [*items[: boundary.lead], *boundary.head, *items[boundary.start :]]
 
     def _rebuild(self) -> None:
         boundary = self.boundary
         if boundary is None:
             self.sent = self.items
         else:
-            self.sent = [*boundary.head, *self.items[boundary.start :]]
+            items = self.items
+            self.sent = [*items[: boundary.lead], *boundary.head, *items[boundary.start :]]
 
 
 def _beyond(boundary: CompactionBoundary, start: int) -> bool:
@@ -161,12 +182,7 @@ def remap(
     (``None``: not sent any more)."""
 
     def moved(index: int) -> int | None:
-        if old is None:
-            stored: int | None = index
-        elif index >= len(old.head):
-            stored = index - len(old.head) + old.start
-        else:
-            stored = old.at
+        stored = index if old is None else old.stored_index(index)
         if stored is None:
             return None
         return stored if new is None else new.wire_index(stored)

@@ -321,7 +321,9 @@ class Context(Sequence[NativeContent]):
         else:  # a compaction reply no request of ours asked for: requests start with it
             old = self._wire.boundary
             summary = tuple(self._staged_output(head))
-            self._wire.add(CompactionBoundary("in_reply", len(self._items), summary, start))
+            self._wire.add(CompactionBoundary(
+                "in_reply", len(self._items), summary, start, self._system_lead(start, summary)
+            ))
             self._rebased(old)
 
     def push_compaction(self, output: object) -> None:
@@ -386,7 +388,9 @@ class Context(Sequence[NativeContent]):
         staged = self._staged_output(head)
         reported = usage_of(self._gateway, output)
         self._wire.pending = None
-        self._wire.add(CompactionBoundary("swap", covered, tuple(staged)))
+        self._wire.add(CompactionBoundary(
+            "swap", covered, tuple(staged), None, self._system_lead(covered, staged)
+        ))
         self._rebased(current)
         if reported is not None:
             self._usage.record(reported, len(self._items))
@@ -401,13 +405,28 @@ class Context(Sequence[NativeContent]):
             form = adapter.compaction_start(item)
             if form is None:
                 continue
+            lead = self._system_lead(index)
             if form is item or form == item:
-                boundary = CompactionBoundary("in_reply", index, (), index)
+                boundary = CompactionBoundary("in_reply", index, (), index, lead)
             else:
-                boundary = CompactionBoundary("in_reply", index + 1, (form,), index)
+                boundary = CompactionBoundary("in_reply", index + 1, (form,), index, lead)
             old = self._wire.boundary
             self._wire.add(boundary)
             self._rebased(old)
+
+    def _system_lead(self, limit: int, head: Sequence[NativeContent] = ()) -> int:
+        """How many of the first ``limit`` items are the Context's leading system items, sent
+        on after a compaction (it summarizes the conversation, not the system prompt); none
+        when the compaction's ``head`` already begins with them."""
+        items = self._items
+        lead = 0
+        while lead < limit and items[lead].get("role") in ("system", "developer"):
+            lead += 1
+        if lead and len(head) >= lead and all(
+            _bare(head[i]) == _bare(items[i]) for i in range(lead)
+        ):
+            return 0
+        return lead
 
     def _rebased(self, old: CompactionBoundary | None) -> None:
         """Requests start somewhere else than after ``old``: the guard's notes follow the
@@ -801,6 +820,8 @@ class Context(Sequence[NativeContent]):
             and 0 <= entry["start"] <= len(self._items)
             and isinstance(entry.get("head", []), list)
             and (entry.get("at") is None or type(entry.get("at")) is int)
+            and type(entry.get("lead", 0)) is int
+            and 0 <= entry.get("lead", 0) <= entry["start"]
             for entry in saved
         ):
             raise SerializationError("saved Context has an invalid 'compactions' list")
@@ -820,7 +841,7 @@ class Context(Sequence[NativeContent]):
                 ) from exc
             restored.append(CompactionBoundary(
                 "in_reply" if entry.get("kind") == "in_reply" else "swap",
-                entry["start"], head, entry.get("at"),
+                entry["start"], head, entry.get("at"), entry.get("lead", 0),
             ))
         if restored:
             self._wire.boundaries.extend(restored[:-1])
@@ -863,3 +884,9 @@ class Context(Sequence[NativeContent]):
     def load(cls, path: str | Path) -> Context:
         """Read a Context saved with :meth:`save`; :class:`SerializationError` if it is not one."""
         return cls.from_json(read_text_checked(path, "Context"))
+
+
+def _bare(item: NativeContent) -> dict[str, Any]:
+    """``item`` without the keys a provider adds when it hands an item back (``id``,
+    ``status``), to tell whether a compaction's head repeats the system prompt."""
+    return {k: v for k, v in item.items() if k not in ("id", "status")}

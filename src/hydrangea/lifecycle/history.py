@@ -218,10 +218,12 @@ class LifecycleRequest:
                 caching=self.caching, boundaries=self.boundaries, cut_items=self.cuts,
             )
         # what was sent: the compaction's head in place of what it compacted
-        start, shift = compaction.start, len(compaction.head) - compaction.start
-        items = (*compaction.head, *self.items[start:])
+        start = compaction.start
+        shift = compaction.lead + len(compaction.head) - start
+        history = self.items
+        items = (*history[: compaction.lead], *compaction.head, *history[start:])
         return self.adapter.breakpoint_request(
-            items, stable_items=max(self.stable + shift, len(compaction.head)),
+            items, stable_items=max(self.stable + shift, compaction.lead + len(compaction.head)),
             earlier_items=tuple(n + shift for n in self.earlier_stable if n >= start),
             caching=self.caching, cut_items=tuple(n + shift for n in self.cuts if n >= start),
         )

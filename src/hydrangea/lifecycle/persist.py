@@ -505,12 +505,15 @@ class _Parsed:
         at = f"{where}: its compaction"
         entry = _object(raw, at)
         kind, start, head, index = (entry.get(k) for k in ("kind", "start", "head", "at"))
+        lead = entry.get("lead", 0)
         if (
             kind not in ("in_reply", "swap")
             or type(start) is not int
             or not 0 <= start <= length
             or not isinstance(head, list)
             or (index is not None and type(index) is not int)
+            or type(lead) is not int
+            or not 0 <= lead <= start
         ):
             raise _bad(f"{at} is not a compaction boundary: {raw!r}")
         natives: list[NativeContent] = []
@@ -522,7 +525,7 @@ class _Parsed:
                 raise _bad(f"{at} holds an invalid item: {exc}") from exc
             natives.append(native)
         return CompactionBoundary(
-            "in_reply" if kind == "in_reply" else "swap", start, tuple(natives), index
+            "in_reply" if kind == "in_reply" else "swap", start, tuple(natives), index, lead
         )
 
     def _overlay(self, data: dict[str, Any], name: str, where: str) -> tuple[OverlayItem, ...]:
