@@ -24,6 +24,7 @@ The tree::
     ├── SerializationError (ValueError)          a saved file that cannot be read back
     │   └── NonFiniteNumberError                 JSON holding NaN, Infinity or a float overflow
     ├── MissingExtraError (ImportError)          an optional dependency; names the extra
+    ├── TokenCountError (ValueError)             a token-count endpoint's answer is no count
     ├── LiveUnavailableError, LiveCallError      the demo's --live mode
     ├── ContextStateError (RuntimeError)         not allowed in the current state
     │   ├── PrefixBindingError                   a request that would change a bound prefix
@@ -124,6 +125,7 @@ __all__ = [
     "StreamEventError",
     "SummarizerMismatchError",
     "SummaryPointerError",
+    "TokenCountError",
     "ToolDefinitionError",
     "ToolError",
     "ToolResultError",
@@ -225,6 +227,12 @@ class UnencodableTextError(HydrangeaError, ValueError):
 
 class MissingExtraError(HydrangeaError, ImportError):
     """An optional dependency is not installed; the message names the extra that provides it."""
+
+
+class TokenCountError(HydrangeaError, ValueError):
+    """A provider's token-count endpoint answered with something that is not a count of
+    tokens, or a counter was given a client of the wrong kind (an async client to a sync
+    method, or the other way round)."""
 
 
 class LiveUnavailableError(HydrangeaError):
