@@ -15,8 +15,10 @@ from typing import Any
 from hydrangea import _spans
 from hydrangea.context.boundary import CompactionBoundary
 from hydrangea.context.context import Context
+from hydrangea.errors import RequestOptionError
 from hydrangea.lifecycle.visibility import Phase
 from hydrangea.providers.adapter import Adapter, CachePolicy
+from hydrangea.providers.features import RequestFeature, merge_into
 from hydrangea.providers.native import NativeContent
 
 __all__ = [
@@ -227,6 +229,33 @@ class LifecycleRequest:
             earlier_items=tuple(n + shift for n in self.earlier_stable if n >= start),
             caching=self.caching, cut_items=tuple(n + shift for n in self.cuts if n >= start),
         )
+
+
+    def request(
+        self, *, model: str | None = None, features: Sequence[RequestFeature] = ()
+    ) -> dict[str, Any]:
+        """:attr:`kwargs` with typed provider options merged in, as
+        :meth:`Context.request(features=...) <hydrangea.context.Context.request>` does: each
+        feature is checked against the gateway and ``model`` before anything is built (a
+        refusal raises :class:`~hydrangea.errors.UnsupportedOptionError` and changes nothing),
+        and ``model`` is included. A head-swap compaction request (a feature whose
+        ``swaps_head`` is true) is the Context's to send: ``Context.request(features=[...])``.
+        """
+        probe: dict[str, Any] = {}
+        for feature in features:
+            if feature.swaps_head:
+                raise RequestOptionError(
+                    f"{type(feature).__name__} asks for a head-swap compaction: send it with "
+                    "Context.request(features=[...]) and push its reply with "
+                    "Context.push_compaction, not with a lifecycle request"
+                )
+            feature.apply(probe, self.adapter.gateway, model)
+        kwargs = self.kwargs
+        for key, value in probe.items():
+            merge_into(kwargs, key, value)
+        if model is not None:
+            kwargs["model"] = model
+        return kwargs
 
 
 @dataclass(frozen=True, slots=True, eq=False)
