@@ -163,6 +163,8 @@ class AnthropicEmulator(LoopbackEmulator):
         """Every compaction, in request order."""
         self.seen: dict[int, list[dict[str, Any]]] = {}
         """Per answered request: the messages the model read (after compaction and edits)."""
+        self.answers: dict[int, dict[str, Any]] = {}
+        """Per answered request: the message it answered (streamed or not)."""
         self._summaries: dict[str, tuple[Any, tuple[tuple[str, Any], ...]]] = {}
 
     def client(self, **kwargs: Any) -> Any:
@@ -214,6 +216,7 @@ class AnthropicEmulator(LoopbackEmulator):
             if "context_management" in body:
                 message["context_management"] = {"applied_edits": applied}
         self.seen[request] = seen
+        self.answers[request] = message
         if BINDING_BETA in headers.get("anthropic-beta", ""):
             message["input_transformations"] = dropped
         if body.get("stream"):

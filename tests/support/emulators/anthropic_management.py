@@ -199,20 +199,39 @@ def _clear_tool_uses(seen: list[dict[str, Any]], edit: Mapping[str, Any]) -> dic
             "cleared_input_tokens": freed}
 
 
+def _turns(seen: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """The assistant turns: the assistant messages from one user prompt to the next (a tool
+    loop's messages are one turn: "an assistant turn may include multiple content blocks")."""
+    turns: list[list[dict[str, Any]]] = []
+    prompted = True
+    for message in seen:
+        if message.get("role") == "user":
+            prompted = prompted or any(
+                b.get("type") != "tool_result" for b in blocks_of(message.get("content")))
+        elif message.get("role") == "assistant":
+            if prompted or not turns:
+                turns.append([])
+            turns[-1].append(message)
+            prompted = False
+    return turns
+
+
 def _clear_thinking(seen: list[dict[str, Any]], edit: Mapping[str, Any]) -> dict[str, Any]:
     """Keep thinking in the latest ``keep`` assistant turns that have it (default 1)."""
     keep = edit.get("keep") or {"value": 1}
     if keep == "all":
         return {}
-    turns = [m for m in seen if m.get("role") == "assistant" and any(
-        b.get("type") in ("thinking", "redacted_thinking") for b in blocks_of(m.get("content")))]
+    bound = ("thinking", "redacted_thinking")
+    turns = [t for t in _turns(seen) if any(
+        b.get("type") in bound for m in t for b in blocks_of(m.get("content")))]
     old = turns[: max(0, len(turns) - keep["value"])]
     freed = 0
-    for message in old:
-        blocks = blocks_of(message.get("content"))
-        kept = [b for b in blocks if b.get("type") not in ("thinking", "redacted_thinking")]
-        freed += rough_tokens(blocks) - rough_tokens(kept)
-        message["content"] = kept
+    for turn in old:
+        for message in turn:
+            blocks = blocks_of(message.get("content"))
+            kept = [b for b in blocks if b.get("type") not in bound]
+            freed += rough_tokens(blocks) - rough_tokens(kept)
+            message["content"] = kept
     if not old:
         return {}
     return {"type": "clear_thinking_20251015", "cleared_thinking_turns": len(old),
