@@ -30,7 +30,7 @@ from hydrangea.providers.anthropic import (
     OnDemandCompaction,
     ThresholdCompaction,
 )
-from hydrangea.stores import InMemorySessionStore, SqliteSessionStore
+from hydrangea.stores import InMemorySessionStore, SessionStore, SqliteSessionStore
 from tests.support.emulators import AnthropicEmulator, text, tool_call
 from tests.support.emulators._server import canonical
 from tests.support.emulators.anthropic_management import CLEARED
@@ -306,7 +306,8 @@ def test_a_lifecycle_and_a_store_continue_across_a_compaction(
     ctx.push_back(send())
     assert [c.kind for c in emu.compactions] == ["threshold"]
     with SqliteSessionStore(tmp_path / "s.db") as sqlite:
-        for n, store in enumerate((InMemorySessionStore(), sqlite)):
+        stores: tuple[SessionStore, ...] = (InMemorySessionStore(), sqlite)
+        for n, store in enumerate(stores):
             saved = store.create(f"s{n}", lc)
             store.save(saved)
             loaded = store.load(f"s{n}", Lifecycle).value

@@ -259,7 +259,7 @@ class AnthropicEmulator(LoopbackEmulator):
                 continue
             blocks = blocks_of(message.get("content"))
             offset = skip if i == first else 0
-            lead = blocks[offset] if offset < len(blocks) else None
+            lead: dict[str, Any] = blocks[offset] if offset < len(blocks) else {}
             known = (
                 self._summaries.get(str(lead.get("signature")))
                 if i == first and is_summary(lead) and "signature" in lead else None
