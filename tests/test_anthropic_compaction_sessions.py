@@ -18,6 +18,8 @@ from typing import Any
 
 import anthropic
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from hydrangea.context import Context
 from hydrangea.gateway import GatewayType
@@ -198,6 +200,55 @@ def test_three_background_compactions_keep_the_turns_appended_meanwhile(
     # the thinking of each turn made while a summary was written was sent back and held
     assert emu.checked >= 3
     assert first_text(ctx) == "question 0"
+
+
+@given(st.lists(st.sampled_from(["ask", "tools", "big", "compact", "swap"]), max_size=7))
+def test_random_sessions_send_what_the_documented_rules_keep(steps: list[str]) -> None:
+    """Any mix of turns, tool loops, threshold compactions and background compactions: every
+    request sends what the oracle keeps, the emulator refuses and drops nothing, and the
+    Context still holds every item ever appended."""
+    feature = ThresholdCompaction(trigger_input_tokens=50_000)
+    with AnthropicEmulator(default=text("ok")) as emu:
+        client = emu.client()
+        ctx = Context(GW)
+        oracle = Kept(emu)
+        pending: Any = None
+        appended = 0
+        prompts: list[str] = []
+
+        def turn(prompt: str, replies: list[Any]) -> Any:
+            nonlocal appended
+            prompts.append(prompt)
+            ask(ctx, prompt)
+            emu.add_replies(replies)
+            reply = call(client, ctx.request(features=[feature], model=MODEL))
+            ctx.push_back(reply)
+            oracle.check(len(emu.requests) - 1, 1)
+            appended += 2
+            return reply
+
+        for n, step in enumerate([*steps, "ask"]):
+            if step == "ask" or (step == "big" and pending is not None):
+                turn(f"turn {n}", [text(f"answer {n}")])
+            elif step == "big":
+                turn(f"doc {n}: {'d' * BIG}", [text(f"read {n}")])
+            elif step == "tools":
+                reply = turn(f"tools {n}", [tool_call("lookup", q=str(n)), text("found")])
+                answer_tools(ctx, reply)
+                ctx.push_back(call(client, ctx.request(features=[feature], model=MODEL)))
+                oracle.check(len(emu.requests) - 1, 1)
+                appended += 2
+            elif step == "compact" and pending is None and appended:
+                pending = call(client, ctx.request(features=[OnDemandCompaction()], model=MODEL))
+                oracle.check(len(emu.requests) - 1, 0)
+            elif step == "swap" and pending is not None:
+                ctx.push_compaction(pending)
+                oracle.swapped()
+                pending = None
+        clean(emu)
+        assert oracle.checked == len(emu.requests)
+        assert len(ctx) == appended  # nothing compacted away is lost
+        assert first_text(ctx) == prompts[0]
 
 
 def test_a_swap_that_resends_or_leaves_out_messages_fails_the_kept_thinking(

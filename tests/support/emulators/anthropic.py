@@ -52,9 +52,11 @@ from tests.support.emulators._server import (
     rough_tokens,
 )
 from tests.support.emulators.anthropic_management import (
+    Compacted,
     Options,
     apply_edits,
     check_options,
+    check_summary,
     is_summary,
     iteration,
     read_from,
@@ -112,18 +114,6 @@ class Dropped:
     request: int
     path: str
     reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class Compacted:
-    """One compaction the emulator did: request, ``"threshold"`` or ``"on_demand"``, the
-    ``compaction`` block it answered with, and the messages it summarized (what the model read,
-    from the previous compaction block on)."""
-
-    request: int
-    kind: Literal["threshold", "on_demand"]
-    block: dict[str, Any]
-    covered: tuple[dict[str, Any], ...]
 
 
 def _key(block: Mapping[str, Any]) -> str:
@@ -201,7 +191,7 @@ class AnthropicEmulator(LoopbackEmulator):
         check_structure(messages)
         options = check_options(body, headers.get("anthropic-beta", ""), model)
         start = view_of(messages)
-        self._check_summaries(messages, start)
+        check_summary(messages, start, self._summaries, _DROP)
         chain = Chain.of(self._elements(body, start))
         behaviour = self._behaviour(body)
         request = len(self.requests)
@@ -222,21 +212,6 @@ class AnthropicEmulator(LoopbackEmulator):
         if body.get("stream"):
             return Answer(200, None, stream=tuple(stream_events(message)))
         return Answer(200, message)
-
-    def _check_summaries(self, messages: list[dict[str, Any]], start: tuple[int, int]) -> None:
-        """A signed compaction block read by the model must be one the emulator wrote, unchanged."""
-        i, j = start
-        block = blocks_of(messages[i].get("content"))[j]
-        if not is_summary(block) or "signature" not in block:
-            return
-        path = f"messages.{i}.content.{j}"
-        known = self._summaries.get(str(block.get("signature")))
-        if known is None:
-            raise RequestRefused(400, path, "signature", f"{path}: Invalid `signature` in "
-                                 "`compaction` block: the emulator never produced it.")
-        if canonical(block, _DROP) != known[0]:
-            raise RequestRefused(400, path, "modified", f"{path}: `compaction` blocks cannot "
-                                 "be modified. Send the block back exactly as the API returned it.")
 
     def _behaviour(self, body: Mapping[str, Any]) -> Mismatch:
         thinking = body.get("thinking") or {}

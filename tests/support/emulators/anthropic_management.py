@@ -26,9 +26,9 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
-from tests.support.emulators._server import RequestRefused, rough_tokens
+from tests.support.emulators._server import RequestRefused, canonical, rough_tokens
 from tests.support.emulators.anthropic_wire import blocks_of
 
 CONTEXT_MANAGEMENT_BETA = "context-management-2025-06-27"
@@ -66,6 +66,18 @@ def base(model: str) -> str:
     """``model`` without a date suffix."""
     head, _, tail = model.rpartition("-")
     return head if head and len(tail) == 8 and tail.isdigit() else model
+
+
+@dataclass(frozen=True, slots=True)
+class Compacted:
+    """One compaction the emulator did: request, ``"threshold"`` or ``"on_demand"``, the
+    ``compaction`` block it answered with, and the messages it summarized (what the model read,
+    from the previous compaction block on)."""
+
+    request: int
+    kind: Literal["threshold", "on_demand"]
+    block: dict[str, Any]
+    covered: tuple[dict[str, Any], ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +143,27 @@ def is_summary(block: Any) -> bool:
     return isinstance(block, dict) and block.get("type") == "compaction" and (
         block.get("content") is not None or block.get("encrypted_content") is not None
     )
+
+
+def check_summary(
+    messages: list[dict[str, Any]],
+    start: tuple[int, int],
+    summaries: Mapping[str, tuple[Any, Any]],
+    drop: frozenset[str],
+) -> None:
+    """A signed compaction block the model reads must be one the emulator wrote, unchanged."""
+    i, j = start
+    block = blocks_of(messages[i].get("content"))[j]
+    if not is_summary(block) or "signature" not in block:
+        return
+    path = f"messages.{i}.content.{j}"
+    known = summaries.get(str(block.get("signature")))
+    if known is None:
+        raise RequestRefused(400, path, "signature", f"{path}: Invalid `signature` in "
+                             "`compaction` block: the emulator never produced it.")
+    if canonical(block, drop) != known[0]:
+        raise RequestRefused(400, path, "modified", f"{path}: `compaction` blocks cannot be "
+                             "modified. Send the block back exactly as the API returned it.")
 
 
 def view_of(messages: list[dict[str, Any]]) -> tuple[int, int]:
