@@ -373,3 +373,22 @@ def test_a_lifecycle_and_a_store_continue_across_a_compaction(
             assert all("zzzz" not in str(m) for m in sent)
     clean(emu)
     assert emu.checked == 2  # the thinking after the block, once from each loaded copy
+
+
+def test_a_paused_threshold_compaction_starts_the_next_request(emu: AnthropicEmulator) -> None:
+    client = emu.client()
+    ctx = Context(GW)
+    oracle = Kept(emu)
+    feature = ThresholdCompaction(trigger_input_tokens=50_000, pause_after_compaction=True)
+    ask(ctx, f"Read: {'p' * BIG}")
+    paused = call(client, ctx.request(features=[feature], model=MODEL))
+    assert paused.stop_reason == "compaction"
+    assert [b.type for b in paused.content] == ["compaction"]
+    ctx.push_back(paused)
+    oracle.check(0, 1)
+    ask(ctx, "Go on.")
+    ctx.push_back(call(client, ctx.request(features=[feature], model=MODEL)))
+    oracle.check(1, 1)
+    clean(emu)
+    assert [c.kind for c in emu.compactions] == ["threshold"]
+    assert len(emu.requests[1].body["messages"]) == 2
