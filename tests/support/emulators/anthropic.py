@@ -21,6 +21,18 @@ Rules implemented (pages: build-with-claude/preserved-thinking, .../prefix-check
   the request sends ``anthropic-beta: thinking-binding-controls-2026-08-01``.
 - Mid-conversation ``role: "system"`` placement and tool-result pairing: see
   :mod:`tests.support.emulators.anthropic_wire`.
+- Context editing and compaction (gating, what the model reads, cleared tool results and
+  thinking): see :mod:`tests.support.emulators.anthropic_management`. Binding is checked on
+  what the model reads from the last compaction block on; bound blocks sent before it are
+  ignored (``ignored``). A threshold compaction (``compact_20260112`` past its trigger) answers
+  with a ``compaction`` block first, then the reply, whose thinking is bound to the block. An
+  on-demand compaction request answers ``stop_reason: "compaction"`` with one message holding a
+  signed ``compaction`` block (no scripted reply is used); sent back first, it stands for
+  exactly the messages that request sent, so thinking in the turns kept after it stays valid
+  ("the check accepts that replacement when the API wrote the summary",
+  compaction-thinking-blocks) while a request that sends compacted messages after it again, or
+  leaves kept ones out, fails the prefix check of the kept thinking (400, or dropped under
+  ``drop_block``). ``compactions`` lists every compaction done, ``seen`` what the model read.
 """
 
 from __future__ import annotations
@@ -38,6 +50,17 @@ from tests.support.emulators._server import (
     canonical,
     mint,
     rough_tokens,
+)
+from tests.support.emulators.anthropic_management import (
+    Compacted,
+    Options,
+    apply_edits,
+    check_options,
+    check_summary,
+    is_summary,
+    iteration,
+    read_from,
+    view_of,
 )
 from tests.support.emulators.anthropic_wire import blocks_of, check_structure, stream_events
 
@@ -124,6 +147,15 @@ class AnthropicEmulator(LoopbackEmulator):
         """Blocks that failed the prefix check but were kept (``mismatch="allow"``)."""
         self.checked = 0
         """How many bound blocks sent back passed every check."""
+        self.ignored: list[Dropped] = []
+        """Bound blocks sent before the last compaction block (the API ignores them)."""
+        self.compactions: list[Compacted] = []
+        """Every compaction, in request order."""
+        self.seen: dict[int, list[dict[str, Any]]] = {}
+        """Per answered request: the messages the model read (after compaction and edits)."""
+        self.answers: dict[int, dict[str, Any]] = {}
+        """Per answered request: the message it answered (streamed or not)."""
+        self._summaries: dict[str, tuple[Any, tuple[tuple[str, Any], ...]]] = {}
 
     def client(self, **kwargs: Any) -> Any:
         """An ``anthropic.Anthropic`` client pointed at this emulator (no retries)."""
@@ -157,11 +189,24 @@ class AnthropicEmulator(LoopbackEmulator):
                 400, "messages", "shape", "messages: at least one message is required"
             )
         check_structure(messages)
-        chain = Chain.of(self._elements(body))
+        options = check_options(body, headers.get("anthropic-beta", ""), model)
+        start = view_of(messages)
+        check_summary(messages, start, self._summaries, _DROP)
+        chain = Chain.of(self._elements(body, start))
         behaviour = self._behaviour(body)
-        dropped = self._check_bound(len(self.requests), model, messages, chain, behaviour)
-        reply = self.next_reply()
-        message = self._respond(len(self.requests), model, body, reply)
+        request = len(self.requests)
+        dropped = self._check_bound(request, model, messages, chain, behaviour, start)
+        seen = read_from(messages, start)
+        if options.on_demand is not None:
+            message = self._summarize(request, model, body, seen, start)
+        else:
+            applied = apply_edits(seen, options.edits)
+            message = self._respond(request, model, body, self.next_reply(), seen, start,
+                                    options)
+            if "context_management" in body:
+                message["context_management"] = {"applied_edits": applied}
+        self.seen[request] = seen
+        self.answers[request] = message
         if BINDING_BETA in headers.get("anthropic-beta", ""):
             message["input_transformations"] = dropped
         if body.get("stream"):
@@ -176,14 +221,31 @@ class AnthropicEmulator(LoopbackEmulator):
             return "error" if chosen == "error" else "drop_block"
         return self.mismatch
 
-    @staticmethod
-    def _elements(body: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
+    def _elements(
+        self, body: Mapping[str, Any], start: tuple[int, int] = (0, 0)
+    ) -> Iterator[tuple[str, Any]]:
+        """system, tools and what the model reads (from ``start``); an on-demand summary read
+        first stands for the elements of the messages it summarized."""
         yield "system", canonical(blocks_of(body.get("system")), _DROP)
         yield "tools", canonical(body.get("tools") or [], _DROP)
+        first, skip = start
         for i, message in enumerate(body["messages"]):
-            yield f"messages.{i}", {"role": message.get("role")}
-            for j, block in enumerate(blocks_of(message.get("content"))):
-                yield f"messages.{i}.content.{j}", canonical(block, _DROP)
+            if i < first:
+                continue
+            blocks = blocks_of(message.get("content"))
+            offset = skip if i == first else 0
+            lead: dict[str, Any] = blocks[offset] if offset < len(blocks) else {}
+            known = (
+                self._summaries.get(str(lead.get("signature")))
+                if i == first and is_summary(lead) and "signature" in lead else None
+            )
+            if known is not None:
+                yield from known[1]
+                offset += 1
+            else:
+                yield f"messages.{i}", {"role": message.get("role")}
+            for j in range(offset, len(blocks)):
+                yield f"messages.{i}.content.{j}", canonical(blocks[j], _DROP)
 
     def _check_bound(
         self,
@@ -192,11 +254,13 @@ class AnthropicEmulator(LoopbackEmulator):
         messages: list[dict[str, Any]],
         chain: Chain,
         behaviour: Mismatch,
+        start: tuple[int, int] = (0, 0),
     ) -> list[dict[str, str]]:
         index = {p: k for k, p in enumerate(chain.paths)}
         report: list[dict[str, str]] = []
         drops: list[Dropped] = []
         allowed: list[Dropped] = []
+        ignored: list[Dropped] = []
         checked = 0
         for i, message in enumerate(messages):
             if message.get("role") != "assistant":
@@ -206,6 +270,9 @@ class AnthropicEmulator(LoopbackEmulator):
                 if block.get("type") not in BOUND_TYPES:
                     continue
                 path = f"messages.{i}.content.{j}"
+                if (i, j) < start:
+                    ignored.append(Dropped(request, path, "before_compaction"))
+                    continue
                 bound = self._bound.get(_key(block))
                 if bound is None:
                     raise RequestRefused(
@@ -250,6 +317,7 @@ class AnthropicEmulator(LoopbackEmulator):
         # nothing is recorded for a refused request
         self.drops.extend(drops)
         self.allowed.extend(allowed)
+        self.ignored.extend(ignored)
         self.checked += checked
         for d in drops:
             report.append({"type": "thinking_dropped", "path": d.path, "reason": d.reason})
@@ -259,30 +327,38 @@ class AnthropicEmulator(LoopbackEmulator):
         return report
 
     def _respond(
-        self, request: int, model: str, body: Mapping[str, Any], reply: Reply
+        self,
+        request: int,
+        model: str,
+        body: Mapping[str, Any],
+        reply: Reply,
+        seen: list[dict[str, Any]],
+        start: tuple[int, int],
+        options: Options,
     ) -> dict[str, Any]:
-        content: list[dict[str, Any]] = [
-            {
-                "type": "thinking",
-                "thinking": f"Reasoning for request {request}.",
-                "signature": mint("sig_"),
-            }
-        ]
-        if reply.redacted_thinking:
-            content.append({"type": "redacted_thinking", "data": mint("redacted_")})
-        if reply.text or not reply.tool_calls:
-            content.append({"type": "text", "text": reply.text})
-        for call in reply.tool_calls:
-            content.append(
-                {
-                    "type": "tool_use",
-                    "id": mint("toolu_"),
-                    "name": call.name,
-                    "input": call.arguments,
-                }
-            )
-        n = len(body["messages"])
-        elements = list(self._elements(body))
+        tokens = rough_tokens(seen)
+        edit = options.threshold
+        trigger = ((edit or {}).get("trigger") or {}).get("value", 150_000)
+        summary: dict[str, Any] | None = None
+        if edit is not None and tokens >= trigger:
+            summary = {"type": "compaction",
+                       "content": f"Summary of the conversation up to request {request}."}
+            self.compactions.append(Compacted(request, "threshold", summary, tuple(seen)))
+        content: list[dict[str, Any]] = [] if summary is None else [summary]
+        paused = summary is not None and bool((edit or {}).get("pause_after_compaction"))
+        if not paused:
+            content.append({"type": "thinking", "thinking": f"Reasoning for request {request}.",
+                            "signature": mint("sig_")})
+            if reply.redacted_thinking:
+                content.append({"type": "redacted_thinking", "data": mint("redacted_")})
+            if reply.text or not reply.tool_calls:
+                content.append({"type": "text", "text": reply.text})
+            for call in reply.tool_calls:
+                content.append({"type": "tool_use", "id": mint("toolu_"), "name": call.name,
+                                "input": call.arguments})
+        # after a compaction the model reads the block alone: the reply is bound to it
+        elements = list(self._elements(body, start))[: 2 if summary else None]
+        n = 0 if summary else len(body["messages"])
         elements.append((f"messages.{n}", {"role": "assistant"}))
         elements.extend(
             (f"messages.{n}.content.{j}", canonical(b, _DROP)) for j, b in enumerate(content)
@@ -294,18 +370,49 @@ class AnthropicEmulator(LoopbackEmulator):
                 self._bound[_key(block)] = Bound(
                     model, produced, first + j, canonical(block, _DROP), request
                 )
+        usage: dict[str, Any] = {
+            "input_tokens": tokens,
+            "output_tokens": rough_tokens(content),
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+        }
+        if summary is not None:
+            read = rough_tokens([summary])
+            usage["input_tokens"] = read
+            usage["iterations"] = [iteration("compaction", tokens, read),
+                                   iteration("message", read, usage["output_tokens"])]
         return {
             "id": mint("msg_"),
             "type": "message",
             "role": "assistant",
             "model": model,
             "content": content,
-            "stop_reason": "tool_use" if reply.tool_calls else "end_turn",
+            "stop_reason": "compaction" if paused else (
+                "tool_use" if reply.tool_calls else "end_turn"),
             "stop_sequence": None,
-            "usage": {
-                "input_tokens": rough_tokens(body["messages"]),
-                "output_tokens": rough_tokens(content),
-                "cache_creation_input_tokens": 0,
-                "cache_read_input_tokens": 0,
-            },
+            "usage": usage,
+        }
+
+    def _summarize(
+        self, request: int, model: str, body: Mapping[str, Any], seen: list[dict[str, Any]],
+        start: tuple[int, int],
+    ) -> dict[str, Any]:
+        """The answer to an on-demand compaction request: one signed ``compaction`` block."""
+        block = {"type": "compaction", "signature": mint("cmp_"),
+                 "content": f"Summary of the {len(seen)} messages of request {request}."}
+        covered = tuple(list(self._elements(body, start))[2:])
+        self._summaries[block["signature"]] = (canonical(block, _DROP), covered)
+        self.compactions.append(Compacted(request, "on_demand", block, tuple(seen)))
+        tokens, out = rough_tokens(seen), rough_tokens([block])
+        return {
+            "id": mint("msg_"),
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": [block],
+            "stop_reason": "compaction",
+            "stop_sequence": None,
+            "usage": {"input_tokens": tokens, "output_tokens": out,
+                      "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
+                      "iterations": [iteration("compaction", tokens, out)]},
         }

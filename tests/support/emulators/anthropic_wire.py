@@ -111,6 +111,7 @@ def check_system_placement(messages: list[dict[str, Any]], i: int) -> None:
 def stream_events(message: dict[str, Any]) -> Iterator[str]:
     """The server-sent events of ``message`` as the Messages API streams it."""
     start = {**message, "content": [], "stop_reason": None}
+    start.pop("context_management", None)  # it comes on message_delta, as recorded
     events: list[tuple[str | None, Any]] = [
         ("message_start", {"type": "message_start", "message": start})
     ]
@@ -127,6 +128,13 @@ def stream_events(message: dict[str, Any]) -> Iterator[str]:
         elif kind == "text":
             stub = {"type": "text", "text": ""}
             deltas = [{"type": "text_delta", "text": block["text"]}] if block["text"] else []
+        elif kind == "compaction":
+            stub = {k: v for k, v in block.items() if k not in ("content", "encrypted_content")}
+            stub["content"] = None
+            delta = {"type": "compaction_delta", "content": block.get("content")}
+            if "encrypted_content" in block:
+                delta["encrypted_content"] = block["encrypted_content"]
+            deltas = [delta]
         elif kind == "tool_use":
             stub = {**block, "input": {}}
             deltas = [{"type": "input_json_delta", "partial_json": json.dumps(block["input"])}]
@@ -143,15 +151,16 @@ def stream_events(message: dict[str, Any]) -> Iterator[str]:
             for d in deltas
         )
         events.append(("content_block_stop", {"type": "content_block_stop", "index": j}))
-    events.append(
-        (
-            "message_delta",
-            {
-                "type": "message_delta",
-                "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
-                "usage": {"output_tokens": message["usage"]["output_tokens"]},
-            },
-        )
-    )
+    usage: dict[str, Any] = {"output_tokens": message["usage"]["output_tokens"]}
+    if "iterations" in message["usage"]:  # as recorded: the final counts and the iterations
+        usage = dict(message["usage"])
+    final: dict[str, Any] = {
+        "type": "message_delta",
+        "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+        "usage": usage,
+    }
+    if "context_management" in message:
+        final["context_management"] = message["context_management"]
+    events.append(("message_delta", final))
     events.append(("message_stop", {"type": "message_stop"}))
     yield from sse(events)

@@ -181,13 +181,19 @@ class AnthropicAdapter(Adapter):
     def compaction_start(self, item: NativeContent) -> NativeContent | None:
         """An assistant message holding a ``compaction`` block: the API ignores every block
         before the last one, so later requests start with this message, its content from that
-        block on (the message itself when the block comes first, as it does in replies)."""
+        block on (the message itself when the block comes first, as it does in replies).
+
+        A block with neither ``content`` nor ``encrypted_content`` (a failed summary) is no
+        boundary: "the server treats them as no-ops" (the SDK's ``BetaCompactionBlock``), so the
+        history before it is still read and still sent."""
         content = item.get("content")
         if item.get("role") != "assistant" or not isinstance(content, list):
             return None
         last = None
         for position, block in enumerate(content):
-            if isinstance(block, dict) and block.get("type") == "compaction":
+            if isinstance(block, dict) and block.get("type") == "compaction" and (
+                block.get("content") is not None or block.get("encrypted_content") is not None
+            ):
                 last = position
         if last is None:
             return None
