@@ -116,6 +116,9 @@ def test_options_are_checked_before_anything_is_built() -> None:
         ClearThinking(keep_turns=0)
     with pytest.raises(RequestOptionError):
         ContextEditing(())
+    with pytest.raises(RequestOptionError, match="at least 50000"):
+        ThresholdCompaction(49_999)  # the API's smallest trigger is 50,000
+    assert ThresholdCompaction(50_000).trigger_input_tokens == 50_000
     ctx = Context(GatewayType.anthropic, [{"role": "user", "content": [{"type": "text",
                                                                           "text": "q"}]}])
     with pytest.raises(UnsupportedOptionError) as raised:

@@ -115,8 +115,11 @@ def test_provider_where_there_is_none_and_library_only_knobs_are_refused() -> No
         CompactingConversation(coop, threshold_tokens=100, compaction="provider")
     _, coop = coop_with_system(GatewayType.anthropic)
     with pytest.raises(AreaUsageError, match="rollup_tokens and in_loops"):
-        CompactingConversation(coop, threshold_tokens=100, compaction="provider",
+        CompactingConversation(coop, threshold_tokens=60_000, compaction="provider",
                                rollup_tokens=50)
+    for mode in ("provider", "auto"):  # below the API's smallest trigger: said, not ignored
+        with pytest.raises(AreaUsageError, match="threshold_tokens=100 does not suit"):
+            CompactingConversation(coop, threshold_tokens=100, compaction=mode)
     with pytest.raises(AreaUsageError, match="compaction must be"):
         CompactingConversation(coop, threshold_tokens=100,
                                compaction="server")  # type: ignore[arg-type]

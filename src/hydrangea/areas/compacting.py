@@ -79,6 +79,7 @@ from hydrangea.asof.summary import StructuredSummary
 from hydrangea.context.area import AreaLifeState
 from hydrangea.context.boundary import CompactionBoundary
 from hydrangea.coop.coop_context import CoopContext
+from hydrangea.errors import RequestOptionError
 from hydrangea.message import Message, Role, ToolCallPart, ToolResultPart
 from hydrangea.providers.features import RequestFeature
 
@@ -164,7 +165,15 @@ class CompactingConversation:
                 f"compaction must be 'library', 'provider' or 'auto', got {compaction!r}"
             )
         adapter = coop.context.adapter
-        native = None if compaction == "library" else adapter.native_compaction(threshold_tokens)
+        try:
+            native = (
+                None if compaction == "library" else adapter.native_compaction(threshold_tokens)
+            )
+        except RequestOptionError as exc:
+            raise AreaUsageError(
+                f"threshold_tokens={threshold_tokens} does not suit {adapter.gateway.value}'s "
+                f"server compaction ({exc}): raise it, or use compaction='library'"
+            ) from exc
         if compaction == "provider" and native is None:
             raise AreaUsageError(
                 f"{adapter.gateway.value} has no server compaction: use compaction='library' "

@@ -33,6 +33,7 @@ from hydrangea.gateway import GatewayType
 from hydrangea.providers.features import check_instructions, merge_into
 
 __all__ = [
+    "MIN_COMPACTION_TRIGGER",
     "ClearThinking",
     "ClearToolUses",
     "ContextEditing",
@@ -43,6 +44,9 @@ __all__ = [
 CONTEXT_MANAGEMENT_BETA = "context-management-2025-06-27"
 THRESHOLD_COMPACTION_BETA = "compact-2026-01-12"
 ON_DEMAND_COMPACTION_BETA = "compact-2026-09-04"
+
+MIN_COMPACTION_TRIGGER = 50_000
+"""The smallest ``trigger`` the API takes for threshold compaction (its default is 150,000)."""
 
 _WITHOUT = ("claude-2", "claude-3", "claude-instant")
 """Model name prefixes of families that have no context management at all."""
@@ -172,14 +176,15 @@ class ThresholdCompaction:
     """The ``compact_20260112`` edit: the server compacts once the input passes a trigger."""
 
     trigger_input_tokens: int | None = None
-    """Compact once the input reaches this many tokens (``None``: the server's default)."""
+    """Compact once the input reaches this many tokens, at least
+    :data:`MIN_COMPACTION_TRIGGER` (``None``: the server's default, 150,000)."""
     instructions: str | None = None
     """Extra instructions for the summary."""
     pause_after_compaction: bool = False
     """Stop right after the compaction block (the reply holds only it)."""
 
     def __post_init__(self) -> None:
-        _count("trigger_input_tokens", self.trigger_input_tokens)
+        _count("trigger_input_tokens", self.trigger_input_tokens, minimum=MIN_COMPACTION_TRIGGER)
         check_instructions(self.instructions)
 
     @property
