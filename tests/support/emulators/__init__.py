@@ -26,6 +26,13 @@ Use::
 - :class:`GeminiEmulator` (``:generateContent``): thought signatures back on their own part.
   ``emu.client()`` or ``genai.Client(http_options=HttpOptions(base_url=emu.url))``.
 
+Provider context management, in their own modules: the Anthropic emulator also applies context
+editing, threshold and on-demand compaction (:mod:`.anthropic_management`);
+:class:`~tests.support.emulators.responses_management.CompactingResponsesEmulator` adds
+Responses server-side compaction and ``/responses/compact``;
+:class:`~tests.support.emulators.responses_caching.CachingResponsesEmulator` adds GPT-5.6
+explicit prompt caching.
+
 Replies: :func:`text`, :func:`tool_call`, or :class:`Reply` (text plus several
 :class:`ToolCall`, Anthropic ``redacted_thinking``). When the script runs out, ``default``
 answers, else the request gets HTTP 500 and is listed in ``errors``. ``"stream": true``
