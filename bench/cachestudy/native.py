@@ -50,8 +50,7 @@ from hydrangea.providers.features import RequestFeature
 from hydrangea.providers.openai import ResponsesCompact as CompactOption
 from hydrangea.providers.openai import ResponsesCompaction
 
-from .accounting import Request, RequestMessage, TurnCost, is_reminder
-from .providers import ProviderRules, unit_costs
+from .accounting import Request, RequestMessage
 from .render import Renderer, strip_cache_control
 from .strategy import check_budget, reminder_messages
 from .summaries import Digest, first_sentence, message_text
@@ -67,7 +66,6 @@ __all__ = [
     "NativeStrategy",
     "ResponsesCompact",
     "ResponsesThreshold",
-    "cost_calls",
 ]
 
 OUTPUT_PRICE = {"anthropic": 5.0, "openai": 8.0}
@@ -149,7 +147,9 @@ class NativeStrategy:
         if self.kept is None:
             return
         items = kwargs.get("messages", kwargs.get("input", []))
-        sent = [strip_cache_control(i) for i in items if i.get("role") not in ("system", "developer")]
+        sent = [
+            strip_cache_control(i) for i in items if i.get("role") not in ("system", "developer")
+        ]
         built = self.renderer.adapter.build_request(self.kept)  # (orphan halves repaired)
         kept = built.get("messages", built.get("input", []))
         if sent != [strip_cache_control(i) for i in kept]:
@@ -394,36 +394,3 @@ def _user_message(message: Message) -> bool:
     return message.role is Role.user and not any(
         isinstance(part, ToolResultPart) for part in message.parts
     )
-
-
-def cost_calls(
-    rules: ProviderRules, calls: Sequence[Sequence[Call]], new: Sequence[int], output_price: float
-) -> tuple[list[TurnCost], dict[str, float]]:
-    """Each turn's cost: the model's read is the turn's request (size, reuse, reminders);
-    every call of the turn, compaction passes included, is in its bill."""
-    rules.reset()
-    out: list[TurnCost] = []
-    passes = {"compaction_passes": 0.0, "compaction_billed": 0.0, "compaction_output_tokens": 0.0}
-    for turn_calls, fresh in zip(calls, new, strict=True):
-        billed = 0.0
-        read = 0
-        shares: list[float] = []
-        for call in turn_calls:
-            got, written, cost = rules.cost(call.read)
-            cost += call.output_tokens * output_price
-            billed += cost
-            if call.compaction:
-                passes["compaction_passes"] += 1
-                passes["compaction_billed"] += cost
-                passes["compaction_output_tokens"] += call.output_tokens
-            else:
-                read, shares = got, unit_costs(rules, call.read, got, written)
-        main = turn_calls[-1].read
-        size = sum(u.tokens for u in main)
-        fresh = min(fresh, size)
-        marked = [n for n, unit in enumerate(main) if is_reminder(unit)]
-        out.append(TurnCost(
-            size, min(read, size - fresh), fresh, billed,
-            sum(main[n].tokens for n in marked), sum(shares[n] for n in marked),
-        ))
-    return out, passes
