@@ -243,25 +243,27 @@ class AnthropicOnDemand(NativeStrategy):
         self.at = at
 
     def step(self, turn: Turn) -> list[Call]:
-        for message in turn.events:
+        calls = []
+        for n, message in enumerate(turn.events):
             if message.role is Role.assistant:
                 self.push_reply(self.renderer.native(message), message)
             else:
                 self.push_user(message)
-        calls = []
-        if turn.index in self.at:
-            kwargs = self.context.request(
-                features=[OnDemandCompaction()], model=MODELS[self.provider]
-            )
-            summary = self.summary(self.live)
-            self.live = []
-            calls.append(Call(self.units(kwargs), self.tokens(summary), True))
-            block = {"role": "assistant", "content": [{"type": "compaction", "content": summary}]}
-            self.context.push_compaction({"type": "message", "stop_reason": "compaction", **block})
-            self.kept = [block]  # the rule: the summary in place of what the request sent
+            if n == 0 and turn.index in self.at:  # after the reply, before what follows it
+                calls.append(self.compact())
         _, units = self.request(turn)
         calls.append(Call(self.read(units)))
         return calls
+
+    def compact(self) -> Call:
+        """Send the compaction request; push the stand-in's reply to it."""
+        kwargs = self.context.request(features=[OnDemandCompaction()], model=MODELS["anthropic"])
+        summary = self.summary(self.live)
+        self.live = []
+        block = {"role": "assistant", "content": [{"type": "compaction", "content": summary}]}
+        self.context.push_compaction({"type": "message", "stop_reason": "compaction", **block})
+        self.kept = [block]  # the rule: the summary in place of what the request sent
+        return Call(self.units(kwargs), self.tokens(summary), True)
 
 
 class AnthropicEditing(NativeStrategy):
@@ -363,30 +365,34 @@ class ResponsesCompact(NativeStrategy):
         self.at = at
 
     def step(self, turn: Turn) -> list[Call]:
-        for message in turn.events:
+        calls = []
+        for n, message in enumerate(turn.events):
             if message.role is Role.assistant:
                 self.push_reply(self.renderer.native(message), message)
             else:
                 self.push_user(message)
-        calls = []
-        if turn.index in self.at:
-            kwargs = self.context.request(features=[CompactOption()], model=MODELS["openai"])
-            users = [
-                item for item in kwargs["input"]
-                if item.get("role") == "user" and item.get("type", "message") == "message"
-            ]
-            summary = self.summary([m for m in self.live if not _user_message(m)])
-            self.live = [m for m in self.live if _user_message(m)]
-            key = _encrypted(summary)
-            self.encrypted[key] = (summary, self.tokens(summary))
-            calls.append(Call(self.units(kwargs), self.tokens(summary), True))
-            window = [*users, {"type": "compaction", "id": f"cmp_{self.compactions}",
-                               "encrypted_content": key}]
-            self.context.push_compaction({"object": "response.compaction", "output": window})
-            self.kept = window  # the rule: the window in place of what the request sent
+            if n == 0 and turn.index in self.at:  # after the reply, before what follows it
+                calls.append(self.compact())
         _, units = self.request(turn)
         calls.append(Call(self.read(units)))
         return calls
+
+    def compact(self) -> Call:
+        """Send the compaction request; push the stand-in's reply to it."""
+        kwargs = self.context.request(features=[CompactOption()], model=MODELS["openai"])
+        users = [
+            item for item in kwargs["input"]
+            if item.get("role") == "user" and item.get("type", "message") == "message"
+        ]
+        summary = self.summary([m for m in self.live if not _user_message(m)])
+        self.live = [m for m in self.live if _user_message(m)]
+        key = _encrypted(summary)
+        self.encrypted[key] = (summary, self.tokens(summary))
+        window = [*users, {"type": "compaction", "id": f"cmp_{self.compactions}",
+                           "encrypted_content": key}]
+        self.context.push_compaction({"object": "response.compaction", "output": window})
+        self.kept = window  # the rule: the window in place of what the request sent
+        return Call(self.units(kwargs), self.tokens(summary), True)
 
 
 def _user_message(message: Message) -> bool:
