@@ -108,6 +108,12 @@ class NativeStrategy:
         self.last: Request = ()
         self.kept: list[NativeContent] | None = None
         """After a compaction: what the provider's rule keeps, then every item appended."""
+        alone = Context(gateway)
+        alone.emplace_message(Message(role=Role.system, content=system))
+        self.system = renderer.units(alone.request(model=MODELS[self.provider]))
+        """The system prompt's units: every request the provider reads starts with them."""
+        self.system_restored = 0
+        """Requests the Context built without the system prompt (put back before pricing)."""
 
     def step(self, turn: Turn) -> list[Call]:
         """The provider calls of this turn, the model's read last."""
@@ -173,7 +179,16 @@ class NativeStrategy:
         tail = [i for m in reminder_messages(turn.reminders) for i in self.renderer.native(m)]
         key = "messages" if "messages" in kwargs else "input"
         kwargs[key] = [*kwargs[key], *tail]
-        return kwargs, self.units(kwargs)
+        return kwargs, self.with_system(self.units(kwargs))
+
+    def with_system(self, units: Request) -> Request:
+        """``units``, the system prompt put back in front if the Context left it out (after a
+        compaction boundary it does: a compaction replaces messages, never the system prompt)."""
+        head = [unit.text for unit in self.system]
+        if [unit.text for unit in units[: len(head)]] == head:
+            return units
+        self.system_restored += 1
+        return (*self.system, *units)
 
     def units(self, kwargs: Mapping[str, Any]) -> Request:
         """Counted units; an encrypted item counts as the digest it stands for."""
@@ -189,11 +204,6 @@ class NativeStrategy:
 
     def tokens(self, text: str) -> int:
         return self.renderer.counter.count(text)
-
-    def head(self, units: Request) -> Request:
-        """The units before the first message (tools, system)."""
-        marker = '"role":'
-        return tuple(u for u in units if marker not in u.text[:12])
 
     def read(self, units: Request) -> Request:
         self.last = check_budget(self.name, units, self.budget)
@@ -228,7 +238,7 @@ class AnthropicThreshold(NativeStrategy):
             return [Call(self.read(units))]
         self.pending = self.summary([*self.live, *reminder_messages(turn.reminders)])
         summary = json.dumps({"type": "compaction", "content": self.pending})
-        after = (*self.head(units), RequestMessage(summary, self.tokens(summary)))
+        after = (*self.system, RequestMessage(summary, self.tokens(summary)))
         return [Call(units, self.tokens(self.pending), True), Call(self.read(after))]
 
 
@@ -263,7 +273,7 @@ class AnthropicOnDemand(NativeStrategy):
         block = {"role": "assistant", "content": [{"type": "compaction", "content": summary}]}
         self.context.push_compaction({"type": "message", "stop_reason": "compaction", **block})
         self.kept = [block]  # the rule: the summary in place of what the request sent
-        return Call(self.units(kwargs), self.tokens(summary), True)
+        return Call(self.with_system(self.units(kwargs)), self.tokens(summary), True)
 
 
 class AnthropicEditing(NativeStrategy):
@@ -392,7 +402,7 @@ class ResponsesCompact(NativeStrategy):
                            "encrypted_content": key}]
         self.context.push_compaction({"object": "response.compaction", "output": window})
         self.kept = window  # the rule: the window in place of what the request sent
-        return Call(self.units(kwargs), self.tokens(summary), True)
+        return Call(self.with_system(self.units(kwargs)), self.tokens(summary), True)
 
 
 def _user_message(message: Message) -> bool:
