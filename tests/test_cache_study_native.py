@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bench.cachestudy.accounting import Request
+from bench.cachestudy.binding import Binding
 from bench.cachestudy.native import (
     PLACEHOLDER,
     AnthropicEditing,
@@ -25,7 +26,6 @@ from bench.cachestudy.native_study import cost_calls
 from bench.cachestudy.providers import OpenAIRules
 from bench.cachestudy.render import Renderer
 from bench.cachestudy.transcript import Transcript, Turn
-from bench.cachestudy.binding import Binding
 from hydrangea.gateway import GatewayType
 from hydrangea.message import Message, Role, ToolCallPart, ToolResultPart
 
@@ -82,7 +82,7 @@ def _tools() -> Transcript:
     for n in (1, 2, 3):
         call = ToolCallPart(id=f"c{n}", name="read", arguments={"n": n})
         reply = Message(role=Role.assistant, content=[call])
-        output = f"BIG output {n}. FACT-10{n}-tool" 
+        output = f"BIG output {n}. FACT-10{n}-tool"
         result = ToolResultPart(call_id=f"c{n}", content=output)
         turns.append(Turn(n, (reply, Message(role=Role.user, content=[result])), (), ()))
     return Transcript(0, "sys", tuple(turns))
@@ -103,12 +103,13 @@ def _final(strategy: NativeStrategy) -> str:
 
 def test_anthropic_threshold_compaction_bills_both_iterations_and_starts_at_the_block() -> None:
     renderer = Renderer(Flat(), GatewayType.anthropic)
-    strategy = AnthropicThreshold(renderer, "sys", 1_000, trigger=50)
+    strategy = AnthropicThreshold(renderer, "sys", 1_000, trigger=60)
     billed, sizes, passes = _run(strategy, _chat(), output_price=5.0)
-    # t0: sys, task = 20. t1: sys, task, a1, r1 = 40 < 50.
-    # t2: sys, task, a1, r1, a2, r2 = 60 >= 50: the compaction iteration reads 60 and writes a
-    #     10-token summary (x5 = 50), then the message iteration reads sys + summary = 20.
-    # t3: sys, [compaction, a3] (two blocks), r3 = 40 < 50: nothing before the block is sent.
+    # t0: sys, task = 20. t1: sys, task, a1, r1 = 40 < 60 (the trigger).
+    # t2: sys, task, a1, r1, a2, r2 = 60, the trigger reached: the compaction iteration reads
+    #     60 and writes a 10-token summary (x5 = 50), then the message iteration reads sys and
+    #     the summary = 20.
+    # t3: sys, [compaction, a3] (two blocks), r3 = 40 < 60: nothing before the block is sent.
     assert billed == [20, 40, 60 + 50 + 20, 40]
     assert sizes == [20, 40, 20, 40]
     assert passes == {"compaction_passes": 1, "compaction_billed": 110,
