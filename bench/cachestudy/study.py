@@ -38,6 +38,7 @@ from .accounting import (
 from .baselines import InPlaceReminders, SlidingWindow, SummarizeReplace
 from .binding import BindingCount, count_broken
 from .library import LibraryModel
+from .native_study import NATIVE_NOTES, NativeRun, checkpoint_turns, native_results
 from .providers import AnthropicRules, GeminiRules, OpenAIRules, ProviderRules, cost_turns_with
 from .render import Renderer
 from .strategy import BudgetExceededError, Strategy, reminder_message
@@ -347,6 +348,15 @@ def run_study(
     out = _to_json(
         config, counter, transcript, main, [r for _, r in every_result], checks, infeasible
     )
+    native, native_sweep, native_infeasible = _native(
+        provider, config, counter, transcript, make_rules,
+        checkpoint_turns(lambda: _library(transcript, renderer, budget, chosen), transcript),
+    )
+    if native:
+        out["strategies"].extend(_row(r, main[0], per_turn=True) for r in native)
+        out["sweep"].extend(_row(r, main[0], per_turn=False) for r in native_sweep)
+        out["infeasible"].extend(native_infeasible)
+        out["native_notes"] = NATIVE_NOTES
     out["provider"] = provider
     out["gateway"] = gateway.value
     out["rules"] = _rules_json(make_rules())
@@ -357,6 +367,30 @@ def run_study(
         "summarize_and_replace": {"every": every.every, "cap": every.cap},
     }
     return out
+
+
+def _native(
+    provider: str,
+    config: StudyConfig,
+    counter: TokenCounter,
+    transcript: Transcript,
+    make_rules: Callable[[], ProviderRules],
+    at: frozenset[int],
+) -> tuple[list[StrategyResult], list[StrategyResult], list[dict[str, str]]]:
+    """The provider-native strategies (:mod:`.native_study`) as results of the comparison."""
+
+    def result(run: NativeRun) -> StrategyResult:
+        facts = len(transcript.facts)
+        return StrategyResult(
+            run.strategy.name, run.setting, tuple(run.costs), totals(run.costs), run.kept,
+            facts, run.extra,
+        )
+
+    chosen, sweep, infeasible = native_results(
+        provider, transcript, counter, config.budget, make_rules, at,
+        lambda renderer: new_tokens(transcript, renderer),
+    )
+    return [result(r) for r in chosen], [result(r) for r in sweep], infeasible
 
 
 def _rules_json(rules: ProviderRules) -> dict[str, Any]:
