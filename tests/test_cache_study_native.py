@@ -35,11 +35,14 @@ LOST = "FACT-002-lost"
 """Planted after the first sentence of the first user request: only the verbatim text has it."""
 
 
+@dataclass(frozen=True, slots=True)
 class Flat:
-    """10 tokens a unit; 100 for a unit holding a tool output (marked BIG)."""
+    """10 tokens a unit; 100 for a unit holding a tool output (marked BIG); times ``scale``."""
+
+    scale: int = 1
 
     def count(self, text: str) -> int:
-        return 100 if "BIG" in text else 10
+        return (100 if "BIG" in text else 10) * self.scale
 
 
 @dataclass(slots=True)
@@ -102,18 +105,20 @@ def _final(strategy: NativeStrategy) -> str:
 
 
 def test_anthropic_threshold_compaction_bills_both_iterations_and_starts_at_the_block() -> None:
-    renderer = Renderer(Flat(), GatewayType.anthropic)
-    strategy = AnthropicThreshold(renderer, "sys", 1_000, trigger=60)
+    # (units of 10,000 tokens: the API's smallest trigger is 50,000)
+    renderer = Renderer(Flat(1_000), GatewayType.anthropic)
+    strategy = AnthropicThreshold(renderer, "sys", 1_000_000, trigger=60_000)
     billed, sizes, passes = _run(strategy, _chat(), output_price=5.0)
-    # t0: sys, task = 20. t1: sys, task, a1, r1 = 40 < 60 (the trigger).
+    k = 1_000
+    # In thousands: t0: sys, task = 20. t1: sys, task, a1, r1 = 40 < 60 (the trigger).
     # t2: sys, task, a1, r1, a2, r2 = 60, the trigger reached: the compaction iteration reads
     #     60 and writes a 10-token summary (x5 = 50), then the message iteration reads sys and
     #     the summary = 20.
     # t3: sys, [compaction, a3] (two blocks), r3 = 40 < 60: nothing before the block is sent.
-    assert billed == [20, 40, 60 + 50 + 20, 40]
-    assert sizes == [20, 40, 20, 40]
-    assert passes == {"compaction_passes": 1, "compaction_billed": 110,
-                      "compaction_output_tokens": 10}
+    assert billed == [20 * k, 40 * k, (60 + 50 + 20) * k, 40 * k]
+    assert sizes == [20 * k, 40 * k, 20 * k, 40 * k]
+    assert passes == {"compaction_passes": 1, "compaction_billed": 110 * k,
+                      "compaction_output_tokens": 10 * k}
     assert '"type":"compaction"' in strategy.last[1].text
     final = _final(strategy)  # the digest: first sentences of task, a1, r1, a2, r2
     assert KEPT in final and LOST not in final and "request 2." in final
