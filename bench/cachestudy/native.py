@@ -45,13 +45,14 @@ from hydrangea.context import Context, NativeContent
 from hydrangea.gateway import GatewayType
 from hydrangea.message import Message, Role, ToolResultPart
 from hydrangea.providers.anthropic import ContextEditing, OnDemandCompaction, ThresholdCompaction
+from hydrangea.providers.anthropic.caching import strip_cache_control
 from hydrangea.providers.anthropic.management import ClearToolUses
 from hydrangea.providers.features import RequestFeature
 from hydrangea.providers.openai import ResponsesCompact as CompactOption
 from hydrangea.providers.openai import ResponsesCompaction
 
 from .accounting import Request, RequestMessage
-from .render import Renderer, strip_cache_control
+from .render import Renderer
 from .strategy import check_budget, reminder_messages
 from .summaries import Digest, first_sentence, message_text
 from .transcript import Turn

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from hydrangea.gateway import GatewayType
@@ -153,11 +154,11 @@ def native_results(
     if provider == "anthropic":
         gateway = GatewayType.anthropic
         families = [
-            [(f"trigger {t}", lambda r, t=t: AnthropicThreshold(r, system, budget, trigger=t))
+            [(f"trigger {t}", partial(AnthropicThreshold, system=system, budget=budget, trigger=t))
              for t in config.anthropic_triggers],
             [(f"trigger {t}, keep {k}, clear at least {config.clear_at_least}",
-              lambda r, t=t, k=k: AnthropicEditing(
-                  r, system, budget, trigger=t, keep=k, clear_at_least=config.clear_at_least))
+              partial(AnthropicEditing, system=system, budget=budget, trigger=t, keep=k,
+                      clear_at_least=config.clear_at_least))
              for t, k in config.editing],
             [("at the library's checkpoints",
               lambda r: AnthropicOnDemand(r, system, budget, at=at))],
@@ -166,7 +167,7 @@ def native_results(
         gateway = GatewayType.openai_responses
         families = [
             [(f"compact_threshold {t}",
-              lambda r, t=t: ResponsesThreshold(r, system, budget, threshold=t))
+              partial(ResponsesThreshold, system=system, budget=budget, threshold=t))
              for t in config.responses_thresholds],
             [("at the library's checkpoints",
               lambda r: ResponsesCompact(r, system, budget, at=at))],
