@@ -99,6 +99,7 @@ def _provider(page: Page, name: str, data: dict[str, Any]) -> None:
             ],
         )
     )
+    _native(page, data, rows)
     _targets(page, data, rows)
     _plots(page, name, rows)
     sweep = [r for r in data.get("sweep", []) if isinstance(r, dict)]
@@ -130,6 +131,31 @@ def _provider(page: Page, name: str, data: dict[str, Any]) -> None:
             f"{_times(check.get('billed_vs_library'))} the library.",
             "",
         )
+
+
+def _native(page: Page, data: dict[str, Any], rows: list[dict[str, Any]]) -> None:
+    """The provider-native rows' compaction passes, and how they were modelled."""
+    native = [r for r in rows if r.get("family") == "provider native"]
+    notes = data.get("native_notes")
+    if not native or not isinstance(notes, str):
+        return
+    page.add(
+        *table(
+            ["provider-native strategy", "compactions", "their bill", "share of billed",
+             "summary output tokens", "requests without the system prompt"],
+            [
+                [_label(r), r.get("provider_compactions"), r.get("compaction_billed"),
+                 _pct((number(r.get("compaction_billed")) or 0.0) / (number(r.get("billed")) or 1)),
+                 r.get("compaction_output_tokens"), r.get("system_prompt_restored")]
+                for r in native
+            ],
+        )
+    )
+    page.add(
+        notes + " *Requests without the system prompt*: requests the library's Context built "
+        "after a compaction boundary without the system prompt (priced with it put back).",
+        "",
+    )
 
 
 def _seeds(page: Page, data: dict[str, Any]) -> None:

@@ -235,7 +235,7 @@ class LifecycleRequest:
         self, *, model: str | None = None, features: Sequence[RequestFeature] = ()
     ) -> dict[str, Any]:
         """:attr:`kwargs` with typed provider options merged in, as
-        :meth:`Context.request(features=...) <hydrangea.context.Context.request>` does: each
+        ``Context.request(features=...)`` does (:meth:`~hydrangea.context.Context.request`): each
         feature is checked against the gateway and ``model`` before anything is built (a
         refusal raises :class:`~hydrangea.errors.UnsupportedOptionError` and changes nothing),
         and ``model`` is included. A head-swap compaction request (a feature whose
