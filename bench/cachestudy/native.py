@@ -243,15 +243,11 @@ class AnthropicThreshold(NativeStrategy):
         return [Call(units, self.tokens(self.pending), True), Call(self.read(after))]
 
 
-class AnthropicOnDemand(NativeStrategy):
-    """On-demand compaction requests at given turns."""
+class _AtTurns(NativeStrategy):
+    """A head-swap compaction request at given turns: after the turn's first reply, before what
+    follows it (the background form); :meth:`compact` sends it."""
 
-    def __init__(
-        self, renderer: Renderer, system: str, budget: int, *, at: frozenset[int]
-    ) -> None:
-        super().__init__(GatewayType.anthropic, renderer, system, budget)
-        self.name = "Anthropic on-demand compaction"
-        self.at = at
+    at: frozenset[int]
 
     def step(self, turn: Turn) -> list[Call]:
         calls = []
@@ -265,6 +261,21 @@ class AnthropicOnDemand(NativeStrategy):
         _, units = self.request(turn)
         calls.append(Call(self.read(units)))
         return calls
+
+    def compact(self) -> Call:
+        """Send the compaction request; push the stand-in's reply to it."""
+        raise NotImplementedError
+
+
+class AnthropicOnDemand(_AtTurns):
+    """On-demand compaction requests at given turns."""
+
+    def __init__(
+        self, renderer: Renderer, system: str, budget: int, *, at: frozenset[int]
+    ) -> None:
+        super().__init__(GatewayType.anthropic, renderer, system, budget)
+        self.name = "Anthropic on-demand compaction"
+        self.at = at
 
     def compact(self) -> Call:
         """Send the compaction request; push the stand-in's reply to it."""
@@ -365,7 +376,7 @@ class ResponsesThreshold(NativeStrategy):
         return calls
 
 
-class ResponsesCompact(NativeStrategy):
+class ResponsesCompact(_AtTurns):
     """``/responses/compact`` at given turns."""
 
     def __init__(
@@ -374,19 +385,6 @@ class ResponsesCompact(NativeStrategy):
         super().__init__(GatewayType.openai_responses, renderer, system, budget)
         self.name = "OpenAI /responses/compact"
         self.at = at
-
-    def step(self, turn: Turn) -> list[Call]:
-        calls = []
-        for n, message in enumerate(turn.events):
-            if message.role is Role.assistant:
-                self.push_reply(self.renderer.native(message), message)
-            else:
-                self.push_user(message)
-            if n == 0 and turn.index in self.at:  # after the reply, before what follows it
-                calls.append(self.compact())
-        _, units = self.request(turn)
-        calls.append(Call(self.read(units)))
-        return calls
 
     def compact(self) -> Call:
         """Send the compaction request; push the stand-in's reply to it."""
