@@ -25,7 +25,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hydrangea.context import Context
-from hydrangea.errors import CompactionError, ContextStateError, PrefixBindingError
+from hydrangea.errors import (
+    CompactionError,
+    ContextStateError,
+    PrefixBindingError,
+    SerializationError,
+)
 from hydrangea.gateway import GatewayType
 from hydrangea.lifecycle import Component, Lifecycle
 from hydrangea.message import Message, Role
@@ -396,3 +401,24 @@ def test_a_request_rebuilt_without_its_context_is_what_was_sent() -> None:
     assert snapshot.request.context is None  # the rebuild path
     assert snapshot.kwargs["input"] == sent_then
     assert not any("before the compaction" in json.dumps(item) for item in sent_then)
+
+
+@pytest.mark.parametrize("broken", [
+    {"kind": "elsewhere", "start": 1, "head": []},
+    {"kind": "swap", "start": 99, "head": []},
+    {"kind": "swap", "start": 1, "head": [], "lead": 2},
+    {"kind": "swap", "start": 1, "head": "not a list"},
+    {"kind": "swap", "start": 1, "head": [{"type": "message"}]},
+])
+def test_a_saved_compaction_that_does_not_fit_is_refused(broken: dict[str, Any]) -> None:
+    ctx = _compacted_session()
+    document = json.loads(ctx.to_json())
+    document["compactions"] = [broken]
+    with pytest.raises(SerializationError, match="saved compaction 0"):
+        Context.from_json(json.dumps(document))
+    lc = Lifecycle(_compacted_session())
+    lc.render()
+    saved = json.loads(lc.to_json())
+    saved["last"]["compaction"] = broken
+    with pytest.raises(SerializationError, match="its compaction"):
+        Lifecycle.from_json(json.dumps(saved))

@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
-from hydrangea.errors import ContextStateError
+from hydrangea.errors import ContextStateError, HydrangeaError, SerializationError
 from hydrangea.providers.native import NativeContent
 
 __all__ = ["CompactionBoundary", "Wire", "remap"]
@@ -56,7 +56,7 @@ class CompactionBoundary:
 
     def saved(self) -> dict[str, object]:
         """The boundary as JSON values (``at`` and ``lead`` only when set), as saved Contexts
-        hold it."""
+        and lifecycle requests hold it; :meth:`from_saved` reads it back."""
         entry: dict[str, object] = {"kind": self.kind, "start": self.start, "head": list(self.head)}
         if self.at is not None:
             entry["at"] = self.at
@@ -64,13 +64,55 @@ class CompactionBoundary:
             entry["lead"] = self.lead
         return entry
 
+    @classmethod
+    def from_saved(
+        cls,
+        entry: object,
+        size: int,
+        stage: Callable[[list[Any]], Sequence[NativeContent]],
+        where: str,
+    ) -> CompactionBoundary:
+        """Read back what :meth:`saved` wrote, for a history of ``size`` items; ``stage``
+        checks and copies the head items (it raises the library's error for a bad one). A
+        missing ``kind`` is ``"swap"``. :class:`~hydrangea.errors.SerializationError` naming
+        ``where`` if it is not a boundary of that history."""
+        if not isinstance(entry, dict):
+            raise SerializationError(f"{where} is not a compaction boundary: {entry!r}")
+        kind, start = entry.get("kind", "swap"), entry.get("start")
+        head, at, lead = entry.get("head", []), entry.get("at"), entry.get("lead", 0)
+        if (
+            kind not in ("in_reply", "swap")
+            or type(start) is not int
+            or not 0 <= start <= size
+            or not isinstance(head, list)
+            or (at is not None and type(at) is not int)
+            or type(lead) is not int
+            or not 0 <= lead <= start
+        ):
+            raise SerializationError(f"{where} is not a compaction boundary: {entry!r}")
+        try:
+            staged = tuple(stage(head))
+        except HydrangeaError as exc:
+            raise SerializationError(f"{where} holds an invalid item: {exc}") from exc
+        return cls("in_reply" if kind == "in_reply" else "swap", start, staged, at, lead)
+
+    def sent(self, items: Sequence[NativeContent]) -> list[NativeContent]:
+        """What requests after this boundary send of the Context's ``items``: its leading
+        system items, the head, then the items from :attr:`start` on."""
+        return [*items[: self.lead], *self.head, *items[self.start :]]
+
+    def to_wire(self, count: int) -> int:
+        """The sent-form count of the Context's first ``count`` items (``count`` at or after
+        :attr:`start`)."""
+        return count - self.start + self.lead + len(self.head)
+
     def wire_index(self, index: int) -> int | None:
         """Where the Context's item ``index`` sits in requests after this boundary (``None``:
         it is not sent)."""
         if index < self.lead:
             return index
         if index >= self.start:
-            return index - self.start + self.lead + len(self.head)
+            return self.to_wire(index)
         at = self.at
         if at is not None and at <= index < at + len(self.head):
             return self.lead + index - at
@@ -108,9 +150,7 @@ class Wire:
         """The sent-form count of the Context's first ``index`` items (``index`` at or after
         the latest boundary's start)."""
         boundary = self.boundary
-        if boundary is None:
-            return index
-        return index - boundary.start + boundary.lead + len(boundary.head)
+        return index if boundary is None else boundary.to_wire(index)
 
     def covers(self, index: int) -> bool:
         """Whether the Context's first ``index`` items reach the latest boundary's start."""
@@ -157,15 +197,11 @@ class Wire:
                 f"begin with this Context's first {reach} items (they are replaced by the "
                 "compaction's summary): pass the Context's own items, or none"
             )
-        return [*items[: boundary.lead], *boundary.head, *items[boundary.start :]]
+        return boundary.sent(items)
 
     def _rebuild(self) -> None:
         boundary = self.boundary
-        if boundary is None:
-            self.sent = self.items
-        else:
-            items = self.items
-            self.sent = [*items[: boundary.lead], *boundary.head, *items[boundary.start :]]
+        self.sent = self.items if boundary is None else boundary.sent(self.items)
 
 
 def _beyond(boundary: CompactionBoundary, start: int) -> bool:

@@ -813,17 +813,7 @@ class Context(Sequence[NativeContent]):
 
     def _restore_swaps(self, saved: object, pending: object) -> None:
         """Put the saved boundaries back, in order."""
-        if not isinstance(saved, list) or not all(
-            isinstance(entry, dict)
-            and entry.get("kind", "swap") in ("swap", "in_reply")
-            and type(entry.get("start")) is int
-            and 0 <= entry["start"] <= len(self._items)
-            and isinstance(entry.get("head", []), list)
-            and (entry.get("at") is None or type(entry.get("at")) is int)
-            and type(entry.get("lead", 0)) is int
-            and 0 <= entry.get("lead", 0) <= entry["start"]
-            for entry in saved
-        ):
+        if not isinstance(saved, list):
             raise SerializationError("saved Context has an invalid 'compactions' list")
         if pending is not None and not (
             type(pending) is int and 0 <= pending <= len(self._items)
@@ -831,18 +821,12 @@ class Context(Sequence[NativeContent]):
             raise SerializationError(
                 f"saved Context has an invalid 'compaction_pending': {pending!r}"
             )
-        restored: list[CompactionBoundary] = []
-        for entry in saved:
-            try:
-                head = tuple(self._staged_output(entry.get("head", [])))
-            except (InvalidItemError, UnencodableTextError) as exc:
-                raise SerializationError(
-                    f"saved Context holds an invalid compaction: {exc}"
-                ) from exc
-            restored.append(CompactionBoundary(
-                "in_reply" if entry.get("kind") == "in_reply" else "swap",
-                entry["start"], head, entry.get("at"), entry.get("lead", 0),
-            ))
+        restored = [
+            CompactionBoundary.from_saved(
+                entry, len(self._items), self._staged_output, f"saved compaction {n}"
+            )
+            for n, entry in enumerate(saved)
+        ]
         if restored:
             self._wire.boundaries.extend(restored[:-1])
             self._wire.add(restored[-1])

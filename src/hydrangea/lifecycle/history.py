@@ -220,16 +220,12 @@ class LifecycleRequest:
                 caching=self.caching, boundaries=self.boundaries, cut_items=self.cuts,
             )
         # what was sent: the compaction's head in place of what it compacted
-        start = compaction.start
-        shift = compaction.lead + len(compaction.head) - start
-        history = self.items
-        items = (*history[: compaction.lead], *compaction.head, *history[start:])
+        start, wire = compaction.start, compaction.to_wire
         return self.adapter.breakpoint_request(
-            items, stable_items=max(self.stable + shift, compaction.lead + len(compaction.head)),
-            earlier_items=tuple(n + shift for n in self.earlier_stable if n >= start),
-            caching=self.caching, cut_items=tuple(n + shift for n in self.cuts if n >= start),
+            compaction.sent(self.items), stable_items=wire(max(self.stable, start)),
+            earlier_items=tuple(wire(n) for n in self.earlier_stable if n >= start),
+            caching=self.caching, cut_items=tuple(wire(n) for n in self.cuts if n >= start),
         )
-
 
     def request(
         self, *, model: str | None = None, features: Sequence[RequestFeature] = ()

@@ -502,31 +502,17 @@ class _Parsed:
         """The compaction a saved request started at (absent: none)."""
         if raw is None:
             return None
-        at = f"{where}: its compaction"
-        entry = _object(raw, at)
-        kind, start, head, index = (entry.get(k) for k in ("kind", "start", "head", "at"))
-        lead = entry.get("lead", 0)
-        if (
-            kind not in ("in_reply", "swap")
-            or type(start) is not int
-            or not 0 <= start <= length
-            or not isinstance(head, list)
-            or (index is not None and type(index) is not int)
-            or type(lead) is not int
-            or not 0 <= lead <= start
-        ):
-            raise _bad(f"{at} is not a compaction boundary: {raw!r}")
-        natives: list[NativeContent] = []
-        for item in head:
-            try:
-                native = copy_json(item, at)
-                self.context.adapter.validate(native)
-            except HydrangeaError as exc:
-                raise _bad(f"{at} holds an invalid item: {exc}") from exc
-            natives.append(native)
-        return CompactionBoundary(
-            "in_reply" if kind == "in_reply" else "swap", start, tuple(natives), index, lead
+        return CompactionBoundary.from_saved(
+            raw, length, self._natives,
+            f"saved lifecycle session is malformed: {where}: its compaction",
         )
+
+    def _natives(self, items: list[Any]) -> list[NativeContent]:
+        """Saved native items, each copied and checked by the adapter."""
+        natives = [copy_json(item, "a saved compaction item") for item in items]
+        for native in natives:
+            self.context.adapter.validate(native)
+        return natives
 
     def _overlay(self, data: dict[str, Any], name: str, where: str) -> tuple[OverlayItem, ...]:
         out: list[OverlayItem] = []
@@ -597,4 +583,3 @@ def _convert(context: Context, message: Message) -> tuple[NativeContent, ...]:
     for item in natives:
         adapter.validate(item)
     return tuple(natives)
-
