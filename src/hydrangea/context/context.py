@@ -28,7 +28,7 @@ from hydrangea.gateway import GatewayType
 from hydrangea.message import Message
 from hydrangea.providers import _json
 from hydrangea.providers.adapter import Adapter, CachePolicy
-from hydrangea.providers.features import RequestFeature, merge_into
+from hydrangea.providers.features import RequestFeature, add_options, checked_options
 from hydrangea.providers.native import (
     NativeContent,
     check_json,
@@ -566,11 +566,8 @@ class Context(Sequence[NativeContent]):
         caching: :mod:`hydrangea.providers.features`), each checked against the gateway and
         ``model`` before anything is built, then merged in.
         """
-        probe: dict[str, Any] = {}
-        swaps = False
-        for feature in features:  # (first: an unsupported option changes nothing)
-            feature.apply(probe, self._gateway, model)
-            swaps = swaps or feature.swaps_head
+        asked = checked_options(features, self._gateway, model)  # (first: a refusal
+        swaps = any(feature.swaps_head for feature in features)  # changes nothing)
         if swaps:
             self._check_compaction_request(items)
         self._adapter.places_breakpoints_for(caching)  # (another gateway's policy: refused now)
@@ -610,10 +607,7 @@ class Context(Sequence[NativeContent]):
         else:
             self._binding.built(0, tuple(source), head)
         kwargs = compose_request(self._adapter, built, options)
-        for key, value in probe.items():
-            merge_into(kwargs, key, value)
-        if model is not None:
-            kwargs["model"] = model
+        add_options(kwargs, asked, model)
         return kwargs
 
     def _check_compaction_request(self, items: Sequence[NativeContent] | None) -> None:

@@ -18,7 +18,7 @@ from hydrangea.context.context import Context
 from hydrangea.errors import RequestOptionError
 from hydrangea.lifecycle.visibility import Phase
 from hydrangea.providers.adapter import Adapter, CachePolicy
-from hydrangea.providers.features import RequestFeature, merge_into
+from hydrangea.providers.features import RequestFeature, add_options, checked_options
 from hydrangea.providers.native import NativeContent
 
 __all__ = [
@@ -237,7 +237,6 @@ class LifecycleRequest:
         and ``model`` is included. A head-swap compaction request (a feature whose
         ``swaps_head`` is true) is the Context's to send: ``Context.request(features=[...])``.
         """
-        probe: dict[str, Any] = {}
         for feature in features:
             if feature.swaps_head:
                 raise RequestOptionError(
@@ -245,12 +244,9 @@ class LifecycleRequest:
                     "Context.request(features=[...]) and push its reply with "
                     "Context.push_compaction, not with a lifecycle request"
                 )
-            feature.apply(probe, self.adapter.gateway, model)
+        asked = checked_options(features, self.adapter.gateway, model)
         kwargs = self.kwargs
-        for key, value in probe.items():
-            merge_into(kwargs, key, value)
-        if model is not None:
-            kwargs["model"] = model
+        add_options(kwargs, asked, model)
         return kwargs
 
 

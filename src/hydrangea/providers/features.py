@@ -16,13 +16,15 @@ and knows only this contract:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from hydrangea.errors import RequestOptionError
 from hydrangea.gateway import GatewayType
 
-__all__ = ["RequestFeature", "check_instructions", "merge_into"]
+__all__ = [
+    "RequestFeature", "add_options", "check_instructions", "checked_options", "merge_into",
+]
 
 
 class RequestFeature(Protocol):
@@ -46,6 +48,26 @@ def check_instructions(instructions: str | None) -> None:
         raise RequestOptionError(
             "instructions must not be empty or blank: leave them out (None) instead"
         )
+
+
+def checked_options(
+    features: Sequence[RequestFeature], gateway: GatewayType, model: str | None
+) -> dict[str, Any]:
+    """The keywords ``features`` ask for, each checked against ``gateway`` and ``model`` on an
+    empty request first: a refusal raises before anything is built, so nothing changes."""
+    options: dict[str, Any] = {}
+    for feature in features:
+        feature.apply(options, gateway, model)
+    return options
+
+
+def add_options(kwargs: dict[str, Any], options: Mapping[str, Any], model: str | None) -> None:
+    """Merge :func:`checked_options` into a built request's ``kwargs`` (:func:`merge_into`)
+    and name ``model`` in it, when given."""
+    for key, value in options.items():
+        merge_into(kwargs, key, value)
+    if model is not None:
+        kwargs["model"] = model
 
 
 def merge_into(request: dict[str, Any], key: str, value: object) -> None:
