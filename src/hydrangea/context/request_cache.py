@@ -45,6 +45,7 @@ from operator import attrgetter
 from typing import Any
 
 from hydrangea.providers._lent import Lender, reset, seal
+from hydrangea.providers._prefix import shared_prefix
 from hydrangea.providers.adapter import Adapter
 from hydrangea.providers.native import NativeContent, share_items
 from hydrangea.providers.pairing import Pairing, pair_items
@@ -383,10 +384,7 @@ class RequestCache:
             tail = list(self._build(rest, None).get(self._key) or [])
         else:
             tail = self._tail_messages(self._messages, source[p - 1], rest, checkpoint.counted)[1]
-        for before, now in zip(tail, messages[count:], strict=False):
-            if before is not now and before != now:
-                break
-            count += 1
+        count += shared_prefix(tail, messages, count)
         if memo and boundary < latest.items and count < latest.messages:
             shared[boundary] = count
         return count

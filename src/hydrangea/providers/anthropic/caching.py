@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, get_args
 
 from hydrangea.errors import CachingError
+from hydrangea.providers._prefix import shared_entries
 from hydrangea.providers.adapter import Adapter
 from hydrangea.providers.anthropic.blocks import (
     BlockView,
@@ -509,19 +510,12 @@ def cached_anthropic_kwargs(
         raise CachingError(f"stable_items {stable} outside 0..{total}")
 
     def shared(boundary: int) -> int:
-        if boundary >= total:
-            return len(messages)
-        if boundaries is not None and boundary in boundaries:
+        if boundaries is not None and boundary < total and boundary in boundaries:
             return min(boundaries[boundary], len(messages))
-        if shared_of is not None:
-            return shared_of(boundary)
-        prefix = adapter.build_request(items[:boundary]).get("messages") or []
-        count = 0
-        for before, now in zip(prefix, messages, strict=False):
-            if before != now:
-                break
-            count += 1
-        if boundaries is not None:
+        count = shared_entries(
+            adapter.build_request, items, messages, "messages", boundary, shared_of=shared_of
+        )
+        if boundaries is not None and boundary < total and shared_of is None:
             boundaries[boundary] = count
         return count
 

@@ -42,6 +42,7 @@ from typing import Any, ClassVar, Literal, get_args
 
 from hydrangea.errors import CachingError, RequestOptionError, UnsupportedOptionError
 from hydrangea.gateway import GatewayType
+from hydrangea.providers._prefix import shared_entries
 from hydrangea.providers.features import merge_into
 
 __all__ = [
@@ -361,17 +362,7 @@ def explicit_request(
         raise CachingError(f"stable_items {stable} outside 0..{total}")
 
     def shared(boundary: int) -> int:
-        if boundary >= total:
-            return len(entries)
-        if shared_of is not None:
-            return min(shared_of(boundary), len(entries))
-        prefix = build(items[:boundary]).get("input") or []
-        count = 0
-        for before, now in zip(prefix, entries, strict=False):
-            if before != now:
-                break
-            count += 1
-        return count
+        return shared_entries(build, items, entries, "input", boundary, shared_of=shared_of)
 
     cuts = [shared(n) for n in cut_items[:MAX_WRITES] if 0 < n <= stable]
     place_breakpoints(kwargs, policy, stable=shared(stable), cuts=cuts, memo=memo)
