@@ -22,11 +22,13 @@ from __future__ import annotations
 import importlib
 import inspect
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from hydrangea.errors import MissingExtraError, TokenCountError, UnsupportedOptionError
 
-__all__ = ["check_client_kind", "endpoint_kwargs", "read_count", "require_sdk"]
+__all__ = [
+    "EndpointCounter", "check_client_kind", "endpoint_kwargs", "read_count", "require_sdk",
+]
 
 
 def require_sdk(module: str, extra: str) -> None:
@@ -83,3 +85,42 @@ def read_count(reply: object, field: str, endpoint: str) -> int:
             "client's base URL and the SDK version"
         )
     return value
+
+
+class EndpointCounter:
+    """What every provider's counter shares: a client, a default model, the sync and async
+    calls and reading the figure. A subclass names its SDK (:attr:`sdk`, :attr:`extra`), the
+    reply's field (:attr:`field`) and gives :meth:`_call`."""
+
+    __slots__ = ("_client", "_model")
+
+    sdk: ClassVar[str]
+    """The module the client comes from (checked when the counter is made)."""
+    extra: ClassVar[str]
+    """The extra that installs it."""
+    field: ClassVar[str] = "input_tokens"
+    """The reply's field holding the count."""
+
+    def __init__(self, client: Any, *, model: str | None = None) -> None:
+        require_sdk(self.sdk, self.extra)
+        self._client = client
+        self._model = model
+
+    def count_request(self, request: Mapping[str, Any]) -> int:
+        """The input tokens of ``request`` (a sync client)."""
+        method, kwargs, endpoint = self._call(request, asynchronous=False)
+        return read_count(method(**kwargs), self.field, endpoint)
+
+    async def acount_request(self, request: Mapping[str, Any]) -> int:
+        """The input tokens of ``request`` (an async client)."""
+        method, kwargs, endpoint = self._call(request, asynchronous=True)
+        return read_count(await method(**kwargs), self.field, endpoint)
+
+    def _call(
+        self, request: Mapping[str, Any], *, asynchronous: bool
+    ) -> tuple[Callable[..., Any], dict[str, Any], str]:
+        """The endpoint's method, the keywords it is called with, and its name."""
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(model={self._model!r})"

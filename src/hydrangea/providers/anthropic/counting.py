@@ -16,12 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from hydrangea.errors import RequestOptionError
-from hydrangea.providers.counting import (
-    check_client_kind,
-    endpoint_kwargs,
-    read_count,
-    require_sdk,
-)
+from hydrangea.providers.counting import EndpointCounter, check_client_kind, endpoint_kwargs
 
 __all__ = ["AnthropicTokenCounter"]
 
@@ -36,32 +31,19 @@ _BETA_ONLY = ("betas", "context_management", "compaction", "mcp_servers")
 """Keywords only the beta endpoint takes: their presence sends the count there."""
 
 
-class AnthropicTokenCounter:
+class AnthropicTokenCounter(EndpointCounter):
     """Input tokens of a Messages request, as Anthropic's count endpoint reports them.
 
     ``model`` is used when the request names none (``Context.request(model=...)`` names it).
     """
 
-    __slots__ = ("_client", "_model")
-
-    def __init__(self, client: Any, *, model: str | None = None) -> None:
-        require_sdk("anthropic", "anthropic")
-        self._client = client
-        self._model = model
-
-    def count_request(self, request: Mapping[str, Any]) -> int:
-        """The input tokens of ``request`` (a sync client)."""
-        method, kwargs = self._call(request, asynchronous=False)
-        return read_count(method(**kwargs), "input_tokens", "messages.count_tokens")
-
-    async def acount_request(self, request: Mapping[str, Any]) -> int:
-        """The input tokens of ``request`` (an async client)."""
-        method, kwargs = self._call(request, asynchronous=True)
-        return read_count(await method(**kwargs), "input_tokens", "messages.count_tokens")
+    __slots__ = ()
+    sdk = "anthropic"
+    extra = "anthropic"
 
     def _call(
         self, request: Mapping[str, Any], *, asynchronous: bool
-    ) -> tuple[Callable[..., Any], dict[str, Any]]:
+    ) -> tuple[Callable[..., Any], dict[str, Any], str]:
         beta = any(key in request for key in _BETA_ONLY)
         messages = self._client.beta.messages if beta else self._client.messages
         method = messages.count_tokens
@@ -73,9 +55,7 @@ class AnthropicTokenCounter:
                 "AnthropicTokenCounter"
             )
         full = {"model": self._model, **request}
-        return method, endpoint_kwargs(
+        kwargs = endpoint_kwargs(
             full, method, dropped=_DROPPED, endpoint=endpoint, gateway="anthropic"
         )
-
-    def __repr__(self) -> str:
-        return f"AnthropicTokenCounter(model={self._model!r})"
+        return method, kwargs, endpoint

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from hydrangea.errors import RequestOptionError, UnsupportedOptionError
-from hydrangea.providers.counting import read_count, require_sdk
+from hydrangea.providers.counting import EndpointCounter
 
 __all__ = ["GeminiTokenCounter"]
 
@@ -37,33 +37,31 @@ def _field(config: object, names: tuple[str, str]) -> object:
     return getattr(config, names[0], None)
 
 
-class GeminiTokenCounter:
-    """Tokens of a ``generate_content`` request, as Gemini's count endpoint reports them.
+class GeminiTokenCounter(EndpointCounter):
+    """Tokens of a ``generate_content`` request, as Gemini's count endpoint reports them
+    (``client.models``; ``client.aio.models`` from :meth:`acount_request`).
 
     ``model`` is used when the request names none; ``contents_only`` counts only the contents
     on the Gemini Developer API, whose SDK path cannot count a system instruction or tools.
     """
 
-    __slots__ = ("_client", "_contents_only", "_model")
+    __slots__ = ("_contents_only",)
+    sdk = "google.genai"
+    extra = "gemini"
+    field = "total_tokens"
 
     def __init__(
         self, client: Any, *, model: str | None = None, contents_only: bool = False
     ) -> None:
-        require_sdk("google.genai", "gemini")
-        self._client = client
-        self._model = model
+        super().__init__(client, model=model)
         self._contents_only = contents_only
 
-    def count_request(self, request: Mapping[str, Any]) -> int:
-        """The tokens of ``request``, with ``client.models``."""
+    def _call(
+        self, request: Mapping[str, Any], *, asynchronous: bool
+    ) -> tuple[Callable[..., Any], dict[str, Any], str]:
         kwargs = self._kwargs(request)
-        return read_count(self._client.models.count_tokens(**kwargs), "total_tokens", _ENDPOINT)
-
-    async def acount_request(self, request: Mapping[str, Any]) -> int:
-        """The tokens of ``request``, with ``client.aio.models``."""
-        kwargs = self._kwargs(request)
-        count: Callable[..., Any] = self._client.aio.models.count_tokens
-        return read_count(await count(**kwargs), "total_tokens", _ENDPOINT)
+        models = self._client.aio.models if asynchronous else self._client.models
+        return models.count_tokens, kwargs, _ENDPOINT
 
     def _kwargs(self, request: Mapping[str, Any]) -> dict[str, Any]:
         model = request.get("model", self._model)

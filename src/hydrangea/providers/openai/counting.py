@@ -16,12 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from hydrangea.providers.counting import (
-    check_client_kind,
-    endpoint_kwargs,
-    read_count,
-    require_sdk,
-)
+from hydrangea.providers.counting import EndpointCounter, check_client_kind, endpoint_kwargs
 
 __all__ = ["ResponsesTokenCounter"]
 
@@ -36,38 +31,23 @@ _DROPPED = frozenset({
 """Keywords of ``responses.create`` / ``compact`` that do not change the input's tokens."""
 
 
-class ResponsesTokenCounter:
+class ResponsesTokenCounter(EndpointCounter):
     """Input tokens of a Responses request, as OpenAI's input-token endpoint reports them.
 
     ``model`` is used when the request names none.
     """
 
-    __slots__ = ("_client", "_model")
-
-    def __init__(self, client: Any, *, model: str | None = None) -> None:
-        require_sdk("openai", "openai")
-        self._client = client
-        self._model = model
-
-    def count_request(self, request: Mapping[str, Any]) -> int:
-        """The input tokens of ``request`` (a sync client)."""
-        method, kwargs = self._call(request, asynchronous=False)
-        return read_count(method(**kwargs), "input_tokens", _ENDPOINT)
-
-    async def acount_request(self, request: Mapping[str, Any]) -> int:
-        """The input tokens of ``request`` (an async client)."""
-        method, kwargs = self._call(request, asynchronous=True)
-        return read_count(await method(**kwargs), "input_tokens", _ENDPOINT)
+    __slots__ = ()
+    sdk = "openai"
+    extra = "openai"
 
     def _call(
         self, request: Mapping[str, Any], *, asynchronous: bool
-    ) -> tuple[Callable[..., Any], dict[str, Any]]:
+    ) -> tuple[Callable[..., Any], dict[str, Any], str]:
         method = self._client.responses.input_tokens.count
         check_client_kind(method, asynchronous=asynchronous, endpoint=_ENDPOINT)
         full = dict(request) if self._model is None else {"model": self._model, **request}
-        return method, endpoint_kwargs(
+        kwargs = endpoint_kwargs(
             full, method, dropped=_DROPPED, endpoint=_ENDPOINT, gateway="openai_responses"
         )
-
-    def __repr__(self) -> str:
-        return f"ResponsesTokenCounter(model={self._model!r})"
+        return method, kwargs, _ENDPOINT
