@@ -89,6 +89,24 @@ def supports_explicit_caching(model: str) -> bool:
     return (int(found.group(1)), int(found.group(2) or 0)) >= _FIRST
 
 
+def _check_model(option: str, model: str | None, name_it: str, *, otherwise: str = "") -> None:
+    """Refuse ``option`` unless ``model`` is GPT-5.6 or later (``name_it``: where the caller
+    names the model; ``otherwise``: what to do instead)."""
+    gateway = GatewayType.openai_responses.value
+    if model is None:
+        raise UnsupportedOptionError(
+            f"{option} is offered by gpt-5.6 and later models only: pass model= to {name_it} "
+            "so it can be checked before anything is sent",
+            option=option, gateway=gateway, model=None,
+        )
+    if not supports_explicit_caching(model):
+        raise UnsupportedOptionError(
+            f"{model!r} does not take {option} (explicit prompt caching and its diagnostics "
+            f"are for gpt-5.6 and later){otherwise}",
+            option=option, gateway=gateway, model=model,
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class CacheComparison:
     """Prompt-cache diagnostics on the Responses API (GPT-5.6 or later): compare this request
@@ -120,13 +138,7 @@ class CacheComparison:
                 f"{option} is a Responses API option; this Context is for {gateway.value}",
                 option=option, gateway=gateway.value, model=model,
             )
-        if model is None or not supports_explicit_caching(model):
-            named = "no model was named: pass request(model=...)" if model is None else (
-                f"{model} does not take {_OPTION} (GPT-5.6 and later do)"
-            )
-            raise UnsupportedOptionError(
-                f"{option}: {named}", option=option, gateway=gateway.value, model=model
-            )
+        _check_model(option, model, "request(model=...)")
         merge_into(request, _OPTION, {"comparison_response_id": self.response_id})
 
 
@@ -158,20 +170,11 @@ class OpenAIExplicitCaching:
             raise CachingError(
                 f"ttl must be one of {get_args(ExplicitCacheTTL)} or None, got {self.ttl!r}"
             )
-        if self.model is None:
-            raise UnsupportedOptionError(
-                f"{_OPTION} is offered by gpt-5.6 and later models only: pass model= to "
-                "OpenAIExplicitCaching (the model the requests are for) so it can be checked "
-                "before anything is sent",
-                option=_OPTION, gateway=self.gateway.value, model=None,
-            )
-        if not supports_explicit_caching(self.model):
-            raise UnsupportedOptionError(
-                f"{self.model!r} does not take {_OPTION} or {_MARK} (explicit prompt caching "
-                "is for gpt-5.6 and later): use OpenAICaching (prompt_cache_key) with this "
-                "model, or a gpt-5.6 model",
-                option=_OPTION, gateway=self.gateway.value, model=self.model,
-            )
+        _check_model(
+            _OPTION, self.model, "OpenAIExplicitCaching (the model the requests are for)",
+            otherwise=": use OpenAICaching (prompt_cache_key) with this model, or a gpt-5.6 "
+            "model",
+        )
 
     @property
     def max_writes(self) -> int:
