@@ -441,7 +441,7 @@ class Lifecycle:
             self._episode, self._log.view(), anchor, episode.before, episode.after,
             context.adapter, self._earlier, self._caching, self._boundaries, context,
             context.detaches, self._cuts(),
-            compaction=context.compactions[-1] if context.compactions else None,
+            compaction=next(reversed(context.compactions), None),
         )
         self._earlier = (request.stable, *self._earlier)[:2]
         self._episode += 1
