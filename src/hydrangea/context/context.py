@@ -570,7 +570,7 @@ class Context(Sequence[NativeContent]):
         swaps = any(feature.swaps_head for feature in features)  # changes nothing)
         if swaps:
             self._check_compaction_request(items)
-        self._adapter.places_breakpoints_for(caching)  # (another gateway's policy: refused now)
+        places = self._adapter.places_breakpoints_for(caching)  # (before anything changes)
         wire = self._wire
         # (nothing here came from another model: the usual request)
         same = model is not None and self._produced_models() <= {model}
@@ -593,7 +593,9 @@ class Context(Sequence[NativeContent]):
         if dropping:  # (rare: built from scratch, the dropped reasoning left out)
             built = self._adapter.breakpoint_request(source, caching=caching)
         elif items is None and other is None:
-            built = self._incremental(len(wire.sent), (), (), caching, overlay=(), cuts=())
+            built = self._incremental(
+                len(wire.sent), (), (), caching, places, overlay=(), cuts=()
+            )
         elif items is None:
             built = self._adapter.breakpoint_request(source, caching=caching)
         else:
@@ -665,7 +667,7 @@ class Context(Sequence[NativeContent]):
                 f"compaction at item {wire.boundary.start if wire.boundary else 0}: what it "
                 "compacted is no longer sent; build requests of the history since"
             )
-        self._adapter.places_breakpoints_for(caching)  # (another gateway's policy: refused now)
+        places = self._adapter.places_breakpoints_for(caching)  # (before anything changes)
         sent = wire.to_wire(stable)
         dropping = self._binding.check(wire.sent, sent + len(tail), None)
         self._mark_sent(stable)
@@ -676,7 +678,9 @@ class Context(Sequence[NativeContent]):
         if wire.sent is not self._items:  # (counts of items before the compaction: gone)
             earlier = [wire.to_wire(n) for n in earlier if wire.covers(n)]
             cuts = [wire.to_wire(n) for n in cuts if wire.covers(n)]
-        return self._incremental(sent, tail, earlier, caching, overlay=overlay, cuts=cuts)
+        return self._incremental(
+            sent, tail, earlier, caching, places, overlay=overlay, cuts=cuts
+        )
 
     def _incremental(
         self,
@@ -684,18 +688,21 @@ class Context(Sequence[NativeContent]):
         tail: Sequence[NativeContent],
         earlier: Sequence[int],
         caching: CachePolicy | None,
+        places: bool,
         *,
         overlay: Sequence[int],
         cuts: Sequence[int],
     ) -> dict[str, Any]:
         """The request cache's request for the sent form's first ``stable`` items and
-        ``tail`` (counts in the sent form: :mod:`hydrangea.context.boundary`)."""
+        ``tail`` (counts in the sent form: :mod:`hydrangea.context.boundary`), with the
+        breakpoints ``caching`` places when ``places`` (the adapter's
+        ``places_breakpoints_for(caching)``)."""
         source = self._wire.sent
         cache = self._requests
         with cache.lock:
             if source is self._items:
                 cache.sync(self.detached_from(cache.seen), self.detaches)
-            if not self._adapter.places_breakpoints_for(caching):
+            if not places:
                 return cache.hand_out(cache.build(source, stable, tail, overlay))
             built, blocks, kept = cache.build_with_blocks(source, stable, tail, overlay)
             return cache.hand_out(self._adapter.breakpoint_request(
