@@ -113,8 +113,6 @@ class NativeStrategy:
         alone.emplace_message(Message(role=Role.system, content=system))
         self.system = renderer.units(alone.request(model=MODELS[self.provider]))
         """The system prompt's units: every request the provider reads starts with them."""
-        self.system_restored = 0
-        """Requests the Context built without the system prompt (put back before pricing)."""
 
     def step(self, turn: Turn) -> list[Call]:
         """The provider calls of this turn, the model's read last."""
@@ -183,13 +181,16 @@ class NativeStrategy:
         return kwargs, self.with_system(self.units(kwargs))
 
     def with_system(self, units: Request) -> Request:
-        """``units``, the system prompt put back in front if the Context left it out (after a
-        compaction boundary it does: a compaction replaces messages, never the system prompt)."""
+        """``units``, checked to start with the system prompt: a compaction replaces messages,
+        never the system prompt, and the Context sends it on after every boundary
+        (:class:`BoundaryMismatchError` otherwise)."""
         head = [unit.text for unit in self.system]
-        if [unit.text for unit in units[: len(head)]] == head:
-            return units
-        self.system_restored += 1
-        return (*self.system, *units)
+        if [unit.text for unit in units[: len(head)]] != head:
+            raise BoundaryMismatchError(
+                f"{self.name}: after compaction {self.compactions} the request does not start "
+                "with the system prompt"
+            )
+        return units
 
     def units(self, kwargs: Mapping[str, Any]) -> Request:
         """Counted units; an encrypted item counts as the digest it stands for."""

@@ -130,8 +130,7 @@ def _run(
     final = "\n".join(unit.text for unit in strategy.final())
     kept = sum(1 for fact in transcript.facts if fact in final)
     extra: dict[str, Any] = {**passes, "family": "provider native",
-                             "provider_compactions": strategy.compactions,
-                             "system_prompt_restored": strategy.system_restored}
+                             "provider_compactions": strategy.compactions}
     return NativeRun(strategy, setting, costs, extra, kept)
 
 

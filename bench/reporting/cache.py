@@ -142,18 +142,18 @@ def _native(page: Page, data: dict[str, Any], rows: list[dict[str, Any]]) -> Non
     page.add(
         *table(
             ["provider-native strategy", "compactions", "their bill", "share of billed",
-             "summary output tokens", "requests without the system prompt"],
+             "summary output tokens"],
             [
                 [_label(r), r.get("provider_compactions"), r.get("compaction_billed"),
                  _pct((number(r.get("compaction_billed")) or 0.0) / (number(r.get("billed")) or 1)),
-                 r.get("compaction_output_tokens"), r.get("system_prompt_restored")]
+                 r.get("compaction_output_tokens")]
                 for r in native
             ],
         )
     )
     page.add(
-        notes + " *Requests without the system prompt*: requests the library's Context built "
-        "after a compaction boundary without the system prompt (priced with it put back).",
+        notes + " Every request after a compaction is checked to start with the system prompt "
+        "(a compaction replaces messages, never the system prompt).",
         "",
     )
 
