@@ -148,14 +148,13 @@ class ResponsesEmulator(LoopbackEmulator):
         if not isinstance(body, dict) or "input" not in body:
             raise RequestRefused(400, "input", "shape", "Missing required parameter: 'input'.")
         request = len(self.requests)
-        items = self._context(body)
+        items = self._read(request, body)
         chain = Chain.of(self._elements(body, items))
         removed = self._check(request, items, chain)
         reply = self.next_reply()
-        output = self._output(reply)
+        output, after = self._produce(request, body, items, self._output(reply))
         response_id = mint("resp_")
-        self._record(request, body, items, output)
-        self._contexts[response_id] = items + output
+        self._contexts[response_id] = after
         model = str(body.get("model", ""))
         response = {
             "id": response_id,
@@ -170,7 +169,7 @@ class ResponsesEmulator(LoopbackEmulator):
             "input_transformations": removed,
             "usage": {
                 "input_tokens": rough_tokens(items),
-                "input_tokens_details": {"cached_tokens": 0},
+                "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
                 "output_tokens": rough_tokens(output),
                 "output_tokens_details": {"reasoning_tokens": 8},
                 "total_tokens": rough_tokens(items) + rough_tokens(output),
@@ -179,6 +178,18 @@ class ResponsesEmulator(LoopbackEmulator):
         if body.get("stream"):
             return Answer(200, None, stream=tuple(self._stream(response)))
         return Answer(200, response)
+
+    def _read(self, request: int, body: Mapping[str, Any]) -> list[Any]:
+        """What the model reads of the request: its whole context."""
+        return self._context(body)
+
+    def _produce(
+        self, request: int, body: Mapping[str, Any], items: list[Any], output: list[Any]
+    ) -> tuple[list[Any], list[Any]]:
+        """The response's output for ``items``, its reasoning recorded, and the context a
+        ``previous_response_id`` naming it stands for."""
+        self._record(request, body, items, output)
+        return output, items + output
 
     def _context(self, body: Mapping[str, Any]) -> list[Any]:
         earlier: list[Any] = []

@@ -25,14 +25,12 @@ model read, per request), ``windows`` (each compact window returned).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from tests.support.emulators._server import (
     Answer,
-    Chain,
     Reply,
     RequestRefused,
     mint,
@@ -93,51 +91,26 @@ class CompactingResponsesEmulator(ResponsesEmulator):
         """(request, how many items ``truncation: "auto"`` dropped)."""
 
     def handle(self, method: str, path: str, headers: dict[str, str], body: Any) -> Answer:
-        route = path.split("?", maxsplit=1)[0]
-        if method == "POST" and route == "/v1/responses/compact":
+        if method == "POST" and path.split("?", maxsplit=1)[0] == "/v1/responses/compact":
             return self._compact(body)
-        if method != "POST" or route != "/v1/responses":
-            raise RequestRefused(404, path, "path", f"no such endpoint: {method} {path}")
-        if not isinstance(body, dict) or "input" not in body:
-            raise RequestRefused(400, "input", "shape", "Missing required parameter: 'input'.")
-        request = len(self.requests)
+        return super().handle(method, path, headers, body)
+
+    def _produce(
+        self, request: int, body: Mapping[str, Any], items: list[Any], output: list[Any]
+    ) -> tuple[list[Any], list[Any]]:
+        """Past the threshold the context is pruned to a minted compaction item before
+        inference goes on: the output starts with it and the reasoning is bound to it."""
+        self.seen.append(items)
         threshold = _threshold(body)
-        seen = self._read(request, body)
-        chain = Chain.of(self._elements(body, seen))
-        removed = self._check(request, seen, chain)
-        reply = self.next_reply()
-        output = self._output(reply)
-        read = seen
-        if threshold is not None and rough_tokens(seen) >= threshold:
-            item = self._mint(request, "threshold")
-            read = [item]  # the context is pruned before inference goes on
-            output = [item, *output]
-            self._record(request, body, [], output)
-        else:
-            self._record(request, body, seen, output)
-        self.seen.append(seen)
-        response_id = mint("resp_")
-        self._contexts[response_id] = read + [o for o in output if o["type"] != "compaction"]
-        response = {
-            "id": response_id, "object": "response", "created_at": time.time(),
-            "model": str(body.get("model", "")), "status": "completed", "output": output,
-            "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
-            "input_transformations": removed,
-            "usage": {
-                "input_tokens": rough_tokens(seen),
-                "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
-                "output_tokens": rough_tokens(output),
-                "output_tokens_details": {"reasoning_tokens": 8},
-                "total_tokens": rough_tokens(seen) + rough_tokens(output),
-            },
-        }
-        if body.get("stream"):
-            return Answer(200, None, stream=tuple(self._stream(response)))
-        return Answer(200, response)
+        if threshold is None or rough_tokens(items) < threshold:
+            return super()._produce(request, body, items, output)
+        item = self._mint(request, "threshold")
+        return super()._produce(request, body, [], [item, *output])
 
     def _read(self, request: int, body: Mapping[str, Any]) -> list[Any]:
         """What the model reads: the input from its latest compaction item on (each one
         checked), then ``truncation: "auto"`` if the rest is over the window."""
+        _threshold(body)  # (a malformed context_management is refused before anything else)
         items = self._context(body)
         latest = None
         for k, item in enumerate(items):
