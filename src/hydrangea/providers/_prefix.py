@@ -9,7 +9,6 @@ the item count.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from itertools import islice
 from typing import Any
 
 __all__ = ["shared_entries", "shared_prefix"]
@@ -18,8 +17,9 @@ __all__ = ["shared_entries", "shared_prefix"]
 def shared_prefix(before: Sequence[object], now: Sequence[object], offset: int = 0) -> int:
     """How many leading entries of ``before`` are those of ``now`` from ``offset`` on (the
     same object, or equal)."""
-    count = 0
-    for old, new in zip(before, islice(now, offset, None), strict=False):
+    count, limit = 0, min(len(before), len(now) - offset)
+    while count < limit:  # (by index: skipping ``offset`` entries would cost O(offset))
+        old, new = before[count], now[offset + count]
         if old is not new and old != new:
             break
         count += 1
