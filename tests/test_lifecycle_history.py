@@ -7,8 +7,9 @@ from hypothesis import strategies as st
 
 from hydrangea.context import Context
 from hydrangea.gateway import GatewayType
-from hydrangea.lifecycle.history import HistoryLog, HistoryView
+from hydrangea.lifecycle.history import HistoryLog, HistoryView, Segment
 from hydrangea.message import Message, Role
+from hydrangea.providers.native import NativeContent
 
 steps = st.lists(
     st.tuples(st.sampled_from(["append", "detach", "view"]), st.integers(0, 5)), max_size=40
@@ -55,3 +56,81 @@ def test_sync_reports_where_a_detach_started() -> None:
     context.emplace_message(Message(role=Role.user, content="z"))
     assert log.sync(context) == 2
     assert log.sync(context) is None
+
+
+def _held(log: HistoryLog) -> int:
+    """How many item references the log's whole segment chain holds."""
+    total = 0
+    segment: Segment | None = log.segment
+    while segment is not None:
+        total += len(segment.items)
+        segment = segment.parent
+    return total
+
+
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["append", "detach", "view", "drop"]), st.integers(0, 5)),
+        max_size=50,
+    )
+)
+def test_views_dropped_or_held_stay_exact_and_dead_tails_go(plan: list[tuple[str, int]]) -> None:
+    context = Context(GatewayType.openai)
+    log = HistoryLog()
+    views: list[tuple[HistoryView, list[object]]] = []
+    counter = 0
+    for op, n in plan:
+        if op == "append":
+            for _ in range(n):
+                counter += 1
+                context.emplace_message(Message(role=Role.user, content=f"m{counter}"))
+        elif op == "detach":
+            context.detach_tail(max(0, len(context) - n))
+        elif op == "view":
+            views.append((log.view(), [m["content"] for m in context[: len(log)]]))
+        elif views:
+            del views[n % len(views)]
+        log.sync(context)
+        assert all([m["content"] for m in view.items()] == want for view, want in views)
+    views.clear()
+    for _ in range(5):  # the detaches a left segment waits for, each followed by a sync
+        context.emplace_message(Message(role=Role.user, content="after"))
+        log.sync(context)
+        context.detach_tail(len(context) - 1)
+        log.sync(context)
+    # nothing reads the detached items any more: the chain holds the history and nothing else
+    assert _held(log) == len(context)
+
+
+def test_a_reminder_taken_back_every_turn_is_not_kept_once_no_request_reads_it() -> None:
+    from hydrangea import ConversationArea, CoopContext
+    from hydrangea.lifecycle import Component, Lifecycle, LifecycleRequest
+    from hydrangea.message import ToolCallPart, ToolResultPart
+
+    coop = CoopContext(Context(GatewayType.anthropic))
+    conversation = ConversationArea()
+    coop.register(conversation)
+    lifecycle = Lifecycle(coop)
+    lifecycle.add(Component("Answer briefly.", ttl=1, cadence=1, key="style"))
+    context = coop.context
+    held: LifecycleRequest | None = None
+    sent: tuple[NativeContent, ...] = ()
+    for turn in range(200):
+        conversation.user(f"question {turn}")
+        lifecycle.render()  # the reminder the last render sent is taken back: nothing followed
+        call = ToolCallPart(id=f"call_{turn}", name="lookup", arguments={"q": str(turn)})
+        context.emplace_message(Message(role=Role.assistant, content=(call,)))
+        context.emplace_message(
+            Message(role=Role.user, content=(ToolResultPart(call_id=call.id, content="ok"),))
+        )
+        request = lifecycle.render()
+        if turn == 50:  # a request the caller keeps reads its reminder for as long as it lives
+            held, sent = request, request.items
+    reminders = [item for item in sent if "Answer briefly." in str(item)]
+    assert held is not None and reminders and sent[-1] is reminders[-1]
+    assert held.items == sent  # the reminder taken back after it is still what it sent
+    assert not any(item is sent[-1] for item in context)
+    # every other reminder taken back is let go of: the chain holds the history, the held
+    # request's reminder and at most the last few detaches' (whose views may still live)
+    log = lifecycle._log
+    assert len(context) + 1 <= _held(log) <= len(context) + 1 + 4

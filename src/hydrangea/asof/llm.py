@@ -150,12 +150,6 @@ class _ModelCall:
                 self._loop.call_soon_threadsafe(self._task.cancel)
 
 
-def _discard_outcome(future: asyncio.Future[object]) -> None:
-    """Mark an abandoned call's outcome as read (it is never used)."""
-    if not future.cancelled():
-        future.exception()
-
-
 async def _await(value: object) -> object:
     return await value if inspect.isawaitable(value) else value
 
@@ -233,13 +227,16 @@ class LLMSummarizer:
         model = self._model
         try:
             # In a worker thread even when the model is async: a coroutine that blocks its loop
-            # would otherwise stop wait_for from ever firing.
+            # would otherwise stop wait_for from ever firing. On a timeout wait_for cancels the
+            # wrapping future, so the call's late outcome is never copied into the caller's loop
+            # (nothing there can be reported as an exception never retrieved, even after the
+            # loop has closed).
             call = _ModelCall(lambda: model(messages))
-            waiting = asyncio.wrap_future(call.future)
-            reply = parse_reply(await asyncio.wait_for(asyncio.shield(waiting), self._timeout))
+            reply = parse_reply(
+                await asyncio.wait_for(asyncio.wrap_future(call.future), self._timeout)
+            )
         except TimeoutError:
             call.abandon()
-            waiting.add_done_callback(_discard_outcome)  # no "exception never retrieved" later
             return self._fall_back(items, f"no reply within {self._timeout}s")
         except Exception as exc:  # noqa: BLE001 - any model failure means: use the fallback
             return self._fall_back(items, f"{type(exc).__name__}: {exc}")

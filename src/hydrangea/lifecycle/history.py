@@ -4,10 +4,16 @@ The lifecycle mirrors the Context it watches in a chain of append-only segments.
 the history at some moment is ``(segment, length)``: taking one is O(1), and it stays exact
 after the collector detaches a tail, because a detach starts a new segment instead of
 truncating the old one. Reading a view back walks it: O(length).
+
+What a detach took out is kept only while a view still reads it: once no live view reaches
+past the detach, the old segment lets go of its dead tail (each segment knows its views by
+weak reference), so a session that takes a reminder back every turn does not keep every
+reminder it ever sent.
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +31,10 @@ __all__ = [
     "HistoryLog", "HistoryView", "LifecycleRequest", "OverlayItem", "Sending", "Snapshot",
 ]
 
+_RETRIES = 4
+"""How many later detaches a segment left by a detach waits for its views to go (it keeps its
+tail after that: a caller holds a view of it)."""
+
 
 @dataclass(eq=False, slots=True)
 class Segment:
@@ -33,14 +43,40 @@ class Segment:
     parent: Segment | None
     parent_len: int
     items: list[NativeContent] = field(default_factory=list)
+    views: list[weakref.ref[HistoryView]] | None = field(default=None, repr=False)
+    """The views taken of this segment (weakly; pruned as they go), newest last."""
+
+    def watch(self, view: HistoryView) -> None:
+        """Remember ``view`` (weakly) until this segment's dead tail is let go of."""
+        views = self.views
+        if views is None:
+            views = self.views = []
+        views.append(weakref.ref(view))
+        if len(views) >= 8 and len(views) & (len(views) - 1) == 0:  # (amortized O(1))
+            views[:] = [ref for ref in views if ref() is not None]
+
+    def trim(self, keep: int) -> bool:
+        """Let go of the items past history position ``keep`` unless a live view reads them;
+        whether it did (for a segment nothing more is appended to)."""
+        live = [ref for ref in self.views or () if ref() is not None]
+        for ref in live:
+            view = ref()
+            if view is not None and view.length > keep:
+                return False
+        del self.items[max(keep - self.parent_len, 0) :]
+        self.views = live or None  # (a later detach further back may trim this one again)
+        return True
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, weakref_slot=True)
 class HistoryView:
     """The first ``length`` items of the chain ending at ``segment``."""
 
     segment: Segment
     length: int
+
+    def __post_init__(self) -> None:
+        self.segment.watch(self)
 
     def items(self) -> tuple[NativeContent, ...]:
         """The items of this view, oldest first."""
@@ -62,13 +98,14 @@ class HistoryView:
 class HistoryLog:
     """Keeps a segment chain in step with a Context that only grows or loses a tail."""
 
-    __slots__ = ("_length", "_seen", "_segment")
+    __slots__ = ("_dead", "_length", "_seen", "_segment")
 
     def __init__(self, items: Sequence[NativeContent] = (), *, detaches: int = 0) -> None:
         """Start from ``items``, the Context's items after its first ``detaches`` detaches."""
         self._segment = Segment(None, 0, list(items))
         self._length = len(items)
         self._seen = detaches
+        self._dead: list[tuple[Segment, int]] = []  # (a left segment, what its child reads)
 
     @property
     def segment(self) -> Segment:
@@ -93,11 +130,31 @@ class HistoryLog:
         detached_from: int | None = None
         if start is not None and start < self._length:
             detached_from = start
+            self._dead.append((self._segment, start))
             self._segment = Segment(self._segment, start)
             self._length = start
+        if self._dead:
+            self._dead = self._let_go(self._dead[-_RETRIES:])
         self._segment.items.extend(context[self._length :])
         self._length = len(context)
         return detached_from
+
+    @staticmethod
+    def _let_go(dead: list[tuple[Segment, int]]) -> list[tuple[Segment, int]]:
+        """Trim each segment left by a detach to what its child reads (``keep``), and its
+        parents when the child reads fewer items than they hold; what a live view still reads
+        is tried again at the next sync (one a caller holds stays after a few detaches)."""
+        waiting: list[tuple[Segment, int]] = []
+        for segment, keep in dead:
+            current: Segment | None = segment
+            while current is not None:
+                if not current.trim(keep):
+                    waiting.append((current, keep))
+                    break
+                if keep >= current.parent_len:
+                    break
+                current = current.parent
+        return waiting
 
 
 @dataclass(frozen=True, slots=True)
