@@ -68,6 +68,14 @@ def _held(log: HistoryLog) -> int:
     return total
 
 
+def _assert_consistent(segment: Segment | None) -> None:
+    """Each segment of the chain follows no more items than its parent's view holds (what a
+    store writes and a load checks)."""
+    while segment is not None and segment.parent is not None:
+        assert segment.parent_len <= segment.parent.parent_len + len(segment.parent.items)
+        segment = segment.parent
+
+
 @given(
     st.lists(
         st.tuples(st.sampled_from(["append", "detach", "view", "drop"]), st.integers(0, 5)),
@@ -92,6 +100,8 @@ def test_views_dropped_or_held_stay_exact_and_dead_tails_go(plan: list[tuple[str
             del views[n % len(views)]
         log.sync(context)
         assert all([m["content"] for m in view.items()] == want for view, want in views)
+        for segment in [log.segment, *(view.segment for view, _ in views)]:
+            _assert_consistent(segment)
     views.clear()
     for _ in range(5):  # the detaches a left segment waits for, each followed by a sync
         context.emplace_message(Message(role=Role.user, content="after"))

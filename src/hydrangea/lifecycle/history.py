@@ -64,6 +64,9 @@ class Segment:
             if view is not None and view.length > keep:
                 return False
         del self.items[max(keep - self.parent_len, 0) :]
+        # a segment cut back past its start now follows only what is left of its parent (a
+        # chain read or stored later must not ask the parent for items it let go of)
+        self.parent_len = min(self.parent_len, keep)
         self.views = live or None  # (a later detach further back may trim this one again)
         return True
 
@@ -148,10 +151,11 @@ class HistoryLog:
         for segment, keep in dead:
             current: Segment | None = segment
             while current is not None:
+                into_parent = keep < current.parent_len  # (a trim lowers parent_len to keep)
                 if not current.trim(keep):
                     waiting.append((current, keep))
                     break
-                if keep >= current.parent_len:
+                if not into_parent:
                     break
                 current = current.parent
         return waiting
