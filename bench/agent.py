@@ -18,7 +18,12 @@ result (200-2,000 characters each, the same texts for every library), then one r
 Timing: process CPU time of the ``WINDOW`` turns ending at each sampled turn (10 ... 5,000),
 interleaved (every library's request of a turn in a shuffled order), the median per turn; before
 a sampled turn the heap is collected and frozen (``gc.freeze``), so a collection one library's
-garbage triggers is not charged to another. A
+garbage triggers is not charged to another. Before every timed job the CPU caches are filled
+with the same unrelated data (a copy of a ``FLUSH_BYTES`` buffer, twice the last-level cache of
+the machines this runs on), so every job starts from the same cache state: without it a job's
+figure depends on whose work preceded it in the shuffle (a peer mapping 15,000 messages at turn
+5,000 evicts everything; measured, a hydrangea turn after 40 MB of unrelated reads costs
++450-600 µs at every turn count, which was most of its growth from turn 10 to 5,000). A
 peer's or the SDK's first request costs its import and warm-up; the first window is warm.
 Memory (``--memory``): tracemalloc's retained size of a hydrangea session (full stack, no
 request held) at 1,000 and 10,000 turns against the compact JSON of its items.
@@ -46,6 +51,13 @@ BENCH = Path(__file__).resolve().parent
 RESULTS = BENCH / "results" / "agent.json"
 POINTS = (10, 100, 1_000, 2_000, 5_000)
 WINDOW = 5
+FLUSH_BYTES = 64 << 20
+_FLUSH = bytearray(FLUSH_BYTES)
+
+
+def flush() -> int:
+    """Evict the CPU caches (a copy reads and writes ``FLUSH_BYTES``); the copy's size."""
+    return len(bytes(_FLUSH))
 GATEWAYS = ("openai", "openai_responses", "anthropic", "gemini")
 
 
@@ -304,6 +316,8 @@ def run(turns: int) -> dict[str, Any]:
             gc.collect()  # built so far frozen: no one pays for the collection of another's
             gc.freeze()
         for key, job in jobs:
+            if timed:
+                flush()
             started = clock()
             job()
             spent = clock() - started
@@ -311,6 +325,7 @@ def run(turns: int) -> dict[str, Any]:
                 samples.setdefault(key, {}).setdefault(point, []).append(spent)
         if timed:
             for g, call in floors.items():
+                flush()
                 started = clock()
                 call(hydrangea[g].kwargs)
                 samples.setdefault(f"SDK floor|{g}", {}).setdefault(point, []).append(

@@ -24,7 +24,9 @@ def agent_section(page: Page, data: dict[str, Any] | None, missing: str | None) 
         "ConversationArea, Lifecycle, a `@tool`). Peers map the same history to the provider's "
         "request; the SDK floor is the SDK's own `create()` of hydrangea's request against an "
         "instant in-process `httpx.MockTransport`. Median process CPU time per turn of the "
-        "turns ending at each count, all libraries interleaved in one process.",
+        "turns ending at each count, all libraries interleaved in one process, each timed job "
+        "started from the same cache state (the CPU caches filled with unrelated data first, so "
+        "no figure depends on whose work ran before it).",
         "",
     )
     ours = {r.get("gateway"): r for r in rows if r.get("library") == "hydrangea"}

@@ -255,7 +255,8 @@ class RequestCache:
         out = self._head_copy()
         if messages is None:
             messages = self._lender.take(self._messages, checkpoint.messages)
-        self._extend(messages, source[p - 1], rest, checkpoint.counted)
+        if rest:  # (none when the whole request is the cached prefix: nothing to build)
+            self._extend(messages, source[p - 1], rest, checkpoint.counted)
         out[self._key] = messages
         return out, checkpoint
 
