@@ -16,6 +16,14 @@ steps = st.lists(
 )
 
 
+def _append(context: Context, n: int, counter: int) -> int:
+    """Append ``n`` user messages numbered after ``counter``; the new counter."""
+    for _ in range(n):
+        counter += 1
+        context.emplace_message(Message(role=Role.user, content=f"m{counter}"))
+    return counter
+
+
 @given(steps)
 def test_views_are_exact_after_any_appends_and_detaches(plan: list[tuple[str, int]]) -> None:
     context = Context(GatewayType.openai)
@@ -24,15 +32,10 @@ def test_views_are_exact_after_any_appends_and_detaches(plan: list[tuple[str, in
     counter = 0
     for op, n in plan:
         if op == "append":
-            for _ in range(n):
-                counter += 1
-                context.emplace_message(Message(role=Role.user, content=f"m{counter}"))
+            counter = _append(context, n, counter)
         elif op == "detach":
-            start = max(0, len(context) - n)
-            context.detach_tail(start)
-            for _ in range(n % 3):  # something new, possibly equal in length
-                counter += 1
-                context.emplace_message(Message(role=Role.user, content=f"m{counter}"))
+            context.detach_tail(max(0, len(context) - n))
+            counter = _append(context, n % 3, counter)  # something new, possibly equal in length
         detached = log.sync(context)
         assert [m["content"] for m in log.view().items()] == [m["content"] for m in context]
         if detached is not None:
@@ -89,9 +92,7 @@ def test_views_dropped_or_held_stay_exact_and_dead_tails_go(plan: list[tuple[str
     counter = 0
     for op, n in plan:
         if op == "append":
-            for _ in range(n):
-                counter += 1
-                context.emplace_message(Message(role=Role.user, content=f"m{counter}"))
+            counter = _append(context, n, counter)
         elif op == "detach":
             context.detach_tail(max(0, len(context) - n))
         elif op == "view":
