@@ -6,6 +6,8 @@ result (200-2,000 characters each, the same texts for every library), then one r
 - hydrangea, full stack: ``ConversationArea.user`` + ``Lifecycle.render()`` (a ttl=1 reminder
   component), the call pushed to the Context, the tool (a ``@tool`` function) run and its result
   emplaced, ``Lifecycle.render().kwargs``. Timed every turn (its cache depends on each turn).
+- hydrangea, the Context alone (``hydrangea Context``): the turn's three messages emplaced
+  and ``Context.request()``, the like-for-like of a peer's mapping; timed every turn too.
 - peers mapping the same history to the provider's request: pydantic-ai (its models' message
   mapping, ``_map_messages`` / ``_map_message``), LangChain (``ChatOpenAI._get_request_payload``,
   Chat and Responses) and the Agents SDK (``Converter.items_to_messages`` for Chat; for
@@ -52,6 +54,7 @@ RESULTS = BENCH / "results" / "agent.json"
 POINTS = (10, 100, 1_000, 2_000, 5_000)
 WINDOW = 5
 FLUSH_BYTES = 64 << 20
+CONTEXT_ALONE = "hydrangea Context"
 _FLUSH = bytearray(FLUSH_BYTES)
 
 
@@ -116,6 +119,28 @@ class Hydrangea:
         result = ToolResultPart(call_id=call.id, content=output)
         context.emplace_message(Message(role=Role.user, content=(result,)))
         self.kwargs = self.lifecycle.render().kwargs
+
+
+class HydrangeaContext:
+    """The Context alone, the like of what a peer's mapping does: the turn's three messages
+    emplaced, then ``Context.request()`` (no area, no lifecycle, no tool run)."""
+
+    def __init__(self, gateway: str) -> None:
+        from hydrangea import Context, GatewayType
+
+        self.context = Context(GatewayType(gateway))
+
+    def turn(self, turn: int) -> None:
+        from hydrangea.message import Message, Role, ToolCallPart, ToolResultPart
+
+        user, query, result = texts(turn)
+        call = ToolCallPart(id=f"call_{turn}", name="lookup", arguments={"query": query})
+        self.context.emplace_messages((
+            Message(role=Role.user, content=user),
+            Message(role=Role.assistant, content=(call,)),
+            Message(role=Role.user, content=(ToolResultPart(call_id=call.id, content=result),)),
+        ))
+        self.context.request()
 
 
 # -- the SDKs' own request work against an instant transport ---------------------------------
@@ -279,6 +304,7 @@ def run(turns: int) -> dict[str, Any]:
     points = [p for p in POINTS if p <= turns]
     windows = {t for p in points for t in range(p - WINDOW + 1, p + 1)}
     hydrangea = {g: Hydrangea(g) for g in GATEWAYS}
+    bare = {g: HydrangeaContext(g) for g in GATEWAYS}
     floors = {g: sdk_call(g) for g in GATEWAYS}
     peers: dict[str, Any] = {}
     makers: list[tuple[str, Callable[[str], Any], tuple[str, ...]]] = [
@@ -306,6 +332,8 @@ def run(turns: int) -> dict[str, Any]:
         jobs: list[tuple[str, Callable[[], object]]] = []
         for g, h in hydrangea.items():
             jobs.append((f"hydrangea|{g}", lambda h=h, turn=turn: h.turn(turn)))
+        for g, c in bare.items():
+            jobs.append((f"{CONTEXT_ALONE}|{g}", lambda c=c, turn=turn: c.turn(turn)))
         for key, peer in peers.items():
             if timed:
                 jobs.append((key, lambda p=peer, turn=turn: (p.append(turn), p.request())))
@@ -338,18 +366,24 @@ def run(turns: int) -> dict[str, Any]:
             row[f"us_t{p}"] = round(statistics.median(values) / 1e3, 1)
         rows.append(row)
     base = {r["gateway"]: r for r in rows if r["library"] == "hydrangea"}
+    alone = {r["gateway"]: r for r in rows if r["library"] == CONTEXT_ALONE}
     for row in rows:
-        mine = base[row["gateway"]]
+        mine, own = base[row["gateway"]], alone[row["gateway"]]
         for p in points:
             key = f"us_t{p}"
             if row["library"] == "SDK floor":
                 row[f"hydrangea_pct_t{p}"] = round(100 * mine[key] / row[key], 2)
+            elif row["library"] == CONTEXT_ALONE:
+                row[f"share_of_full_t{p}"] = round(row[key] / mine[key], 2)
             elif row["library"] != "hydrangea":
                 row[f"ratio_t{p}"] = round(row[key] / mine[key], 2)
-    for row in base.values():
-        row["t_last_over_t10"] = round(row[f"us_t{points[-1]}"] / row["us_t10"], 2)
-        counts = hydrangea[row["gateway"]].coop.context._requests
-        row["incremental"], row["from_scratch"] = counts.incremental, counts.from_scratch
+                row[f"ratio_context_t{p}"] = round(row[key] / own[key], 2)
+    contexts = {g: h.coop.context for g, h in hydrangea.items()}
+    for measured, held in ((base, contexts), (alone, {g: c.context for g, c in bare.items()})):
+        for row in measured.values():
+            row["t_last_over_t10"] = round(row[f"us_t{points[-1]}"] / row["us_t10"], 2)
+            counts = held[row["gateway"]]._requests
+            row["incremental"], row["from_scratch"] = counts.incremental, counts.from_scratch
     return {"rows": rows, "points": points, "skipped": skipped}
 
 

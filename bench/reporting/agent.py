@@ -9,6 +9,8 @@ from .common import Page, fmt, number, table
 
 __all__ = ["agent_section"]
 
+CONTEXT_ALONE = "hydrangea Context"
+
 
 def agent_section(page: Page, data: dict[str, Any] | None, missing: str | None) -> None:
     """Per-turn time by turn count, the peer ratios, the share of the SDK floor, memory."""
@@ -39,12 +41,29 @@ def agent_section(page: Page, data: dict[str, Any] | None, missing: str | None) 
         body.append([gateway, *[row.get(f"us_t{p}") for p in points], row.get("t_last_over_t10"),
                      f"{row.get('incremental')} / {row.get('from_scratch')} whole",
                      *[floor.get(f"hydrangea_pct_t{p}") for p in points]])
-    page.add("**hydrangea**", "", *table(headers, body))
-    peers = [r for r in rows if r.get("library") not in ("hydrangea", "SDK floor")]
-    headers = ["peer / hydrangea per turn", "gateway", *[f"t{p}" for p in points]]
-    page.add("**Peers** (ratio above 1: the peer's turn costs more)", "",
+    page.add("**hydrangea**, the full stack", "", *table(headers, body))
+    alone = {r.get("gateway"): r for r in rows if r.get("library") == CONTEXT_ALONE}
+    if alone:
+        headers = ["gateway", *[f"µs t{p}" for p in points], "last / t10",
+                   "incremental requests", *[f"share of full t{p}" for p in points]]
+        page.add(
+            "**hydrangea, the Context alone** (the turn's messages emplaced and "
+            "`Context.request()`: the like-for-like of a peer's mapping, without the area, the "
+            "lifecycle and the tool run)", "",
+            *table(headers, [
+                [gateway, *[row.get(f"us_t{p}") for p in points], row.get("t_last_over_t10"),
+                 f"{row.get('incremental')} / {row.get('from_scratch')} whole",
+                 *[row.get(f"share_of_full_t{p}") for p in points]]
+                for gateway, row in sorted(alone.items())]))
+    peers = [r for r in rows if r.get("library") not in ("hydrangea", "SDK floor", CONTEXT_ALONE)]
+    headers = ["peer / hydrangea per turn", "gateway", *[f"t{p}" for p in points],
+               *([f"t{p} (Context alone)" for p in points] if alone else [])]
+    page.add("**Peers** (ratio above 1: the peer's turn costs more; against the full stack, "
+             "then against the Context alone)", "",
              *table(headers, [[r.get("library"), r.get("gateway"),
-                               *[r.get(f"ratio_t{p}") for p in points]] for r in peers]))
+                               *[r.get(f"ratio_t{p}") for p in points],
+                               *([r.get(f"ratio_context_t{p}") for p in points] if alone else [])]
+                              for r in peers]))
     memory = [m for m in data.get("memory", []) if isinstance(m, dict)]
     if memory:
         page.add("**Memory** (tracemalloc, a whole session, no request held)", "",
@@ -60,7 +79,7 @@ def agent_section(page: Page, data: dict[str, Any] | None, missing: str | None) 
         for row in rows:
             xs = [p for p in points if number(row.get(f"us_t{p}")) is not None]
             ys = [number(row.get(f"us_t{p}")) for p in xs]
-            style = "-" if row.get("library") == "hydrangea" else (
+            style = "-" if row.get("library") in ("hydrangea", CONTEXT_ALONE) else (
                 ":" if row.get("library") == "SDK floor" else "--")
             plt.plot(xs, ys, style, marker="o", markersize=3,
                      label=f"{row.get('library')} ({row.get('gateway')})")
