@@ -116,7 +116,7 @@ class Hydrangea:
         call = ToolCallPart(id=f"call_{turn}", name="lookup", arguments={"query": query})
         context.emplace_message(Message(role=Role.assistant, content=(call,)))
         output = self.tool.invoke(call.arguments)
-        result = ToolResultPart(call_id=call.id, content=output)
+        result = ToolResultPart(call_id=call.id, content=output, name=call.name)
         context.emplace_message(Message(role=Role.user, content=(result,)))
         self.kwargs = self.lifecycle.render().kwargs
 
@@ -138,7 +138,8 @@ class HydrangeaContext:
         self.context.emplace_messages((
             Message(role=Role.user, content=user),
             Message(role=Role.assistant, content=(call,)),
-            Message(role=Role.user, content=(ToolResultPart(call_id=call.id, content=result),)),
+            Message(role=Role.user, content=(ToolResultPart(call_id=call.id, content=result,
+                                                            name=call.name),)),
         ))
         self.context.request()
 

@@ -134,6 +134,38 @@ def test_response_gets_the_call_name_and_comes_first() -> None:
     ]
 
 
+def test_a_named_result_is_stored_with_its_name_and_sent_as_stored() -> None:
+    """A ToolResultPart naming its tool keeps the name in the stored response; once the
+    result is in the cached prefix the request holds that stored part itself (no copy made to
+    add the name), and reading it back gives the name again. A result without a name, or
+    naming another tool, is sent with its call's name all the same."""
+    context = Context(GW)
+    context.emplace_messages((
+        Message(role=Role.user, content="q"),
+        Message(role=Role.assistant,
+                content=(ToolCallPart(id="c1", name="lookup", arguments={"q": "x"}),)),
+        Message(role=Role.user,
+                content=(ToolResultPart(call_id="c1", content="found", name="lookup"),)),
+        Message(role=Role.user, content="thanks"),
+    ))
+    stored = context[2]["parts"][0]
+    assert stored == response("c1", "found", name="lookup")
+    context.request()
+    context.emplace_message(Message(role=Role.assistant, content="welcome"))
+    sent = context.request()["contents"][2]["parts"]
+    assert sent == [stored, {"text": "thanks"}]
+    assert sent[0] is stored
+    back = context.messages()[2].parts[0]
+    assert isinstance(back, ToolResultPart) and back.name == "lookup"
+    for named in (None, "other"):
+        item = ADAPTER.from_message(
+            Message(role=Role.user,
+                    content=(ToolResultPart(call_id="c1", content="found", name=named),)))[0]
+        contents = ADAPTER.build_request(
+            [user({"text": "q"}), model(call("c1", "lookup")), item])["contents"]
+        assert contents[2]["parts"] == [response("c1", "found", name="lookup")]
+
+
 def test_calls_without_ids_pair_by_name_in_call_order() -> None:
     items = [
         user({"text": "q"}),

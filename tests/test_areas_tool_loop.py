@@ -86,6 +86,7 @@ def test_unknown_tool_and_round_limit_give_error_results() -> None:
     )
     (message,) = tools.render()
     assert [(r.call_id, r.is_error) for r in results(message)] == [("a", True), ("b", False)]
+    assert [r.name for r in results(message)] == ["nope", "lookup"]  # (each names its call)
     assert "unknown tool 'nope'" in results(message)[0].content
     tools.route(Message(role=Role.assistant, content=(ToolCallPart(id="c", name="lookup"),)))
     (message,) = tools.render()

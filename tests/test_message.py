@@ -21,6 +21,7 @@ from hydrangea.message import (
     Role,
     TextPart,
     ToolCallPart,
+    ToolResultPart,
 )
 
 _json_values = st.recursive(
@@ -169,3 +170,25 @@ def test_adapters_write_plain_json_arguments(gateway: GatewayType) -> None:
     items = adapter_for(gateway).from_message(message)
     assert items and _plain(items)
     assert "kyoto-arg" in json.dumps(items)
+
+
+def test_messages_given_every_field_share_one_set_of_given_names() -> None:
+    """A model given every field shares its class's set of given field names (memory: one
+    set per class, not per message); copies with updates, and models given fewer fields,
+    keep their own, and no change to one reaches another."""
+    first = Message(role=Role.user, content="one")
+    second = Message(role=Role.assistant, content="two")
+    assert first.__pydantic_fields_set__ is second.__pydantic_fields_set__
+    assert first.model_fields_set == {"role", "content"}
+    changed = first.model_copy(update={"content": "three"})
+    assert changed.content == "three" and first.content == "one"
+    assert first.model_fields_set == second.model_fields_set == {"role", "content"}
+    short = ToolResultPart(call_id="c", content="r")
+    assert short.model_fields_set == {"call_id", "content"}
+    full = [
+        ToolResultPart(type="tool_result", call_id=c, content="r", is_error=False, name="f")
+        for c in ("a", "b")
+    ]
+    assert full[0].__pydantic_fields_set__ is full[1].__pydantic_fields_set__
+    assert full[0].model_fields_set == {"type", "call_id", "content", "is_error", "name"}
+    assert short.__pydantic_fields_set__ is not full[0].__pydantic_fields_set__

@@ -337,7 +337,8 @@ class ToolLoopArea:
             for item in kept:
                 self._records.put(item)
         self._runs.extend(runs)
-        results = [ToolResultPart(call_id=r.call_id, content=r.result, is_error=r.is_error)
+        results = [ToolResultPart(call_id=r.call_id, content=r.result, is_error=r.is_error,
+                                  name=r.name)
                    for r in runs]
         self._pending.append(Message(role=Role.user, content=tuple(results)))
         self._rounds = round_

@@ -62,5 +62,6 @@ def tool_exchange(
     call = Message(role=Role.assistant,
                    content=(ToolCallPart(id=call_id, name=name, arguments=given),))
     result = Message(role=Role.user,
-                     content=(ToolResultPart(call_id=call_id, content=fence_tool_output(text)),))
+                     content=(ToolResultPart(call_id=call_id, content=fence_tool_output(text),
+                                             name=name),))
     return call, result

@@ -60,8 +60,14 @@ def read_content(item: NativeContent, ids: Mapping[int, str] | None = None) -> l
             ident = response.get("id") or response.get("name")
             payload = response.get("response", {})
             error = isinstance(payload, dict) and "error" in payload and "output" not in payload
+            name = response.get("name")
             parts.append(
-                ToolResultPart(call_id=str(ident), content=response_text(payload), is_error=error)
+                ToolResultPart(
+                    call_id=str(ident),
+                    content=response_text(payload),
+                    is_error=error,
+                    name=name if isinstance(name, str) and name else None,
+                )
             )
     if not parts:
         return []

@@ -255,8 +255,11 @@ def _part_from(part: TextPart | ImagePart | ToolCallPart | ToolResultPart) -> di
             call = {"id": part.id, "name": part.name, "args": copy_json(part.arguments)}
             return {"function_call": call}
         case ToolResultPart():
-            key = "error" if part.is_error else "output"
-            return {"function_response": {"id": part.call_id, "response": {key: part.content}}}
+            response: dict[str, Any] = {"id": part.call_id}
+            if part.name is not None:
+                response["name"] = part.name
+            response["response"] = {"error" if part.is_error else "output": part.content}
+            return {"function_response": response}
         case _:
             assert_never(part)
 
