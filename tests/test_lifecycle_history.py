@@ -71,6 +71,15 @@ def _held(log: HistoryLog) -> int:
     return total
 
 
+def _chain(log: HistoryLog) -> int:
+    """How many segments the log's chain has."""
+    count = 0
+    segment: Segment | None = log.segment
+    while segment is not None:
+        count, segment = count + 1, segment.parent
+    return count
+
+
 def _assert_consistent(segment: Segment | None) -> None:
     """Each segment of the chain follows no more items than its parent's view holds (what a
     store writes and a load checks)."""
@@ -109,8 +118,10 @@ def test_views_dropped_or_held_stay_exact_and_dead_tails_go(plan: list[tuple[str
         log.sync(context)
         context.detach_tail(len(context) - 1)
         log.sync(context)
-    # nothing reads the detached items any more: the chain holds the history and nothing else
+    # nothing reads the detached items any more: the chain holds the history and nothing else,
+    # and every segment left behind no view reads is folded into the one after it
     assert _held(log) == len(context)
+    assert _chain(log) <= 1 + 4, _chain(log)
 
 
 def test_a_reminder_taken_back_every_turn_is_not_kept_once_no_request_reads_it() -> None:
@@ -145,3 +156,6 @@ def test_a_reminder_taken_back_every_turn_is_not_kept_once_no_request_reads_it()
     # request's reminder and at most the last few detaches' (whose views may still live)
     log = lifecycle._log
     assert len(context) + 1 <= _held(log) <= len(context) + 1 + 4
+    # and the chain is a few segments (the held request's, those of the last few detaches),
+    # not one per turn
+    assert _chain(log) <= 2 + 4, _chain(log)

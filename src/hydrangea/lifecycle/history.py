@@ -8,7 +8,11 @@ truncating the old one. Reading a view back walks it: O(length).
 What a detach took out is kept only while a view still reads it: once no live view reaches
 past the detach, the old segment lets go of its dead tail (each segment knows its views by
 weak reference), so a session that takes a reminder back every turn does not keep every
-reminder it ever sent.
+reminder it ever sent. A segment so cut back that no view reads any more, and that follows all
+of its parent, is folded into that parent (its items appended to the parent's, its child
+pointed at the parent: O(its items)), so that session's chain stays two segments long instead
+of growing one per turn. A fold changes no segment anyone reads past its end, and one pointer
+at a time, so a view read meanwhile stays exact.
 """
 
 from __future__ import annotations
@@ -108,7 +112,8 @@ class HistoryLog:
         self._segment = Segment(None, 0, list(items))
         self._length = len(items)
         self._seen = detaches
-        self._dead: list[tuple[Segment, int]] = []  # (a left segment, what its child reads)
+        # (a left segment, what its child reads, the child)
+        self._dead: list[tuple[Segment, int, Segment]] = []
 
     @property
     def segment(self) -> Segment:
@@ -133,8 +138,9 @@ class HistoryLog:
         detached_from: int | None = None
         if start is not None and start < self._length:
             detached_from = start
-            self._dead.append((self._segment, start))
-            self._segment = Segment(self._segment, start)
+            left = self._segment
+            self._segment = Segment(left, start)
+            self._dead.append((left, start, self._segment))
             self._length = start
         if self._dead:
             self._dead = self._let_go(self._dead[-_RETRIES:])
@@ -143,22 +149,45 @@ class HistoryLog:
         return detached_from
 
     @staticmethod
-    def _let_go(dead: list[tuple[Segment, int]]) -> list[tuple[Segment, int]]:
+    def _let_go(dead: list[tuple[Segment, int, Segment]]) -> list[tuple[Segment, int, Segment]]:
         """Trim each segment left by a detach to what its child reads (``keep``), and its
         parents when the child reads fewer items than they hold; what a live view still reads
-        is tried again at the next sync (one a caller holds stays after a few detaches)."""
-        waiting: list[tuple[Segment, int]] = []
-        for segment, keep in dead:
+        is tried again at the next sync (one a caller holds stays after a few detaches). A
+        left segment trimmed to what its child reads, which no view reads, is folded into its
+        parent when it follows all of it (see :func:`_fold`)."""
+        waiting: list[tuple[Segment, int, Segment]] = []
+        for segment, keep, child in dead:
             current: Segment | None = segment
+            below = child
             while current is not None:
                 into_parent = keep < current.parent_len  # (a trim lowers parent_len to keep)
                 if not current.trim(keep):
-                    waiting.append((current, keep))
+                    waiting.append((current, keep, below))
                     break
+                if current is segment:
+                    _fold(segment, child)
                 if not into_parent:
                     break
-                current = current.parent
+                below, current = current, current.parent
         return waiting
+
+
+def _fold(segment: Segment, child: Segment) -> None:
+    """Append ``segment``'s items to its parent's and make the parent ``child``'s parent, when
+    that reads the same: nothing else reads ``segment`` (no view, and a left segment has one
+    child), ``child`` follows all of it, and it follows all of its parent (whose list then
+    only grows past what its readers read). ``segment`` itself is not changed."""
+    parent = segment.parent
+    if (
+        parent is None
+        or segment.views is not None
+        or child.parent is not segment
+        or child.parent_len != segment.parent_len + len(segment.items)
+        or segment.parent_len != parent.parent_len + len(parent.items)
+    ):
+        return
+    parent.items.extend(segment.items)
+    child.parent = parent
 
 
 @dataclass(frozen=True, slots=True)

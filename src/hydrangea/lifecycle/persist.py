@@ -18,6 +18,7 @@ from hydrangea._saved import check_format
 from hydrangea.context.boundary import CompactionBoundary
 from hydrangea.context.context import Context
 from hydrangea.errors import HydrangeaError, SerializationError, UnencodableTextError
+from hydrangea.lifecycle._sendings import SendingLog
 from hydrangea.lifecycle.component import AUTO_KEY_PREFIX, Component, Placement, Stage
 from hydrangea.lifecycle.history import (
     HistoryView,
@@ -47,7 +48,7 @@ class Saved(Protocol):
     _table: ComponentTable
     _snapshots: dict[str, Snapshot]
     _last: LifecycleRequest | None
-    _sendings: list[Sending]
+    _sendings: SendingLog
     _seen: int
     _expiring: tuple[Entry, ...]
 
@@ -544,7 +545,7 @@ class _Parsed:
         lc._last = self.last
         sendings, sent_at, expiring = self.sending
         detaches = lc.context.detaches
-        lc._sendings = sendings
+        lc._sendings = SendingLog(sendings)
         lc._seen = detaches
         for key, position in sent_at.items():
             table.entries[key].sent = (position, detaches)

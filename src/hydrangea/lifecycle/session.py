@@ -40,6 +40,7 @@ from hydrangea._saved import read_text_checked, write_text_atomic
 from hydrangea.context.context import Context
 from hydrangea.coop.coop_context import CoopContext
 from hydrangea.errors import ContextStateError
+from hydrangea.lifecycle._sendings import SendingLog
 from hydrangea.lifecycle.component import AUTO_KEY_PREFIX, Component
 from hydrangea.lifecycle.errors import InvalidComponentError, InvalidTargetError
 from hydrangea.lifecycle.history import (
@@ -133,7 +134,7 @@ class Lifecycle:
             raise InvalidComponentError(
                 f"resend must be one of {', '.join(r.value for r in Resend)}, got {resend!r}"
             ) from None
-        self._sendings: list[Sending] = []
+        self._sendings = SendingLog()
         self._seen = self._renderer.context.detaches  # the detaches _sendings caught up with
         self._expiring: tuple[Entry, ...] = ()
         if isinstance(self._renderer, CoopContext):  # coop.render() alone now refuses (issue 25)
@@ -389,7 +390,7 @@ class Lifecycle:
     def _owned_end(self) -> int:
         """One past the last item the lifecycle itself appended (components sent, permanent
         ones committed): nothing is placed in front of them."""
-        end = self._sendings[-1].end if self._sendings else 0
+        end = self._sendings.end()
         committed = self._table.committed
         if committed and committed[-1].committed is not None:
             end = max(end, committed[-1].committed[1])
@@ -459,15 +460,11 @@ class Lifecycle:
         that ends the history): no reply came after them, so nothing is bound to them and no
         request will repeat them."""
         self._take_back_detached()  # (the sendings a detach cut are off the list)
-        sendings = self._sendings
-        end = start = len(context)
-        n = len(sendings)
-        while n and sendings[n - 1].end == start:
-            n -= 1
-            start = sendings[n].start
+        end = len(context)
+        n, start = self._sendings.run_start(end)
         if start == end:
             return
-        del sendings[n:]
+        self._sendings.cut(n)
         context.detach_tail(start)
         _log.debug("took back %d unanswered component item(s) from %d", end - start, start)
 
@@ -560,8 +557,7 @@ class Lifecycle:
         moved = context.detached_from(self._seen)
         self._seen = context.detaches
         if moved is not None:  # (the log below knows only what it had synced)
-            while self._sendings and self._sendings[-1].end > moved:
-                self._sendings.pop()
+            self._sendings.cut_past(moved)
         detached_from = self._log.sync(context)
         if detached_from is None:
             return
