@@ -86,7 +86,8 @@ def test_messages_are_accepted_or_refused_as_the_rules_say(
     else:
         assert isinstance(message.content, tuple)
         assert [p.model_dump(mode="json") for p in message.content] == [
-            {**p, **({"is_error": False} if p["type"] == "tool_result" else {})} for p in content
+            {**p, **({"is_error": False, "name": None} if p["type"] == "tool_result" else {})}
+            for p in content
         ]
 
 
