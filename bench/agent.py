@@ -116,7 +116,7 @@ class Hydrangea:
         call = ToolCallPart(id=f"call_{turn}", name="lookup", arguments={"query": query})
         context.emplace_message(Message(role=Role.assistant, content=(call,)))
         output = self.tool.invoke(call.arguments)
-        result = ToolResultPart(call_id=call.id, content=output, name=call.name)
+        result = ToolResultPart(call_id=call.id, content=output)
         context.emplace_message(Message(role=Role.user, content=(result,)))
         self.kwargs = self.lifecycle.render().kwargs
 
@@ -138,8 +138,7 @@ class HydrangeaContext:
         self.context.emplace_messages((
             Message(role=Role.user, content=user),
             Message(role=Role.assistant, content=(call,)),
-            Message(role=Role.user, content=(ToolResultPart(call_id=call.id, content=result,
-                                                            name=call.name),)),
+            Message(role=Role.user, content=(ToolResultPart(call_id=call.id, content=result),)),
         ))
         self.context.request()
 

@@ -16,7 +16,7 @@ from hydrangea.gateway import GatewayType
 from hydrangea.message import ImagePart, Message, Role, TextPart, ToolCallPart, ToolResultPart
 from hydrangea.providers.adapter import ORPHAN_CALL_NOTICE
 from hydrangea.providers.gemini._request import LEADING_USER_PLACEHOLDER
-from hydrangea.providers.gemini.adapter import GeminiAdapter
+from hydrangea.providers.gemini.adapter import NAME_LOOKBACK, GeminiAdapter
 from tests.support import check_gemini
 from tests.support.steps import checked_request, mixed_steps, play
 
@@ -164,6 +164,48 @@ def test_a_named_result_is_stored_with_its_name_and_sent_as_stored() -> None:
         contents = ADAPTER.build_request(
             [user({"text": "q"}), model(call("c1", "lookup")), item])["contents"]
         assert contents[2]["parts"] == [response("c1", "found", name="lookup")]
+
+
+def test_a_result_without_a_name_is_stored_with_its_calls() -> None:
+    """Emplaced, a result that does not name its tool takes the name of its call (by id, in the
+    same batch or among the last NAME_LOOKBACK items); one that names a tool keeps its own;
+    one whose call is further back, or not there, stays without (the request names it all the
+    same)."""
+    context = Context(GW)
+    context.emplace_messages((
+        Message(role=Role.user, content="q"),
+        Message(role=Role.assistant, content=(
+            ToolCallPart(id="a", name="lookup", arguments={}),
+            ToolCallPart(id="b", name="fetch", arguments={}),
+        )),
+        Message(role=Role.user, content=(
+            ToolResultPart(call_id="b", content="2"),
+            ToolResultPart(call_id="a", content="1", name="mine"),
+            ToolResultPart(call_id="zz", content="?"),
+        )),
+    ))
+    names = [p["function_response"].get("name") for p in context[2]["parts"]]
+    assert names == ["fetch", "mine", None]
+    context.emplace_message(
+        Message(role=Role.assistant, content=(ToolCallPart(id="far", name="old", arguments={}),))
+    )
+    for n in range(NAME_LOOKBACK):
+        context.emplace_message(Message(role=Role.user if n % 2 else Role.assistant,
+                                        content=f"filler {n}"))
+    context.emplace_message(
+        Message(role=Role.user, content=(ToolResultPart(call_id="far", content="late"),)))
+    assert "name" not in context[-1]["parts"][0]["function_response"]
+    moved = context.request()["contents"]
+    answers = [p["function_response"] for c in moved for p in c["parts"]
+               if "function_response" in p and p["function_response"].get("id") == "far"]
+    assert [a["name"] for a in answers] == ["old"]  # named by the request, paired by id
+    chat = Context(GatewayType.openai)
+    chat.emplace_messages((
+        Message(role=Role.assistant,
+                content=(ToolCallPart(id="a", name="lookup", arguments={}),)),
+        Message(role=Role.user, content=(ToolResultPart(call_id="a", content="1"),)),
+    ))
+    assert chat[1] == {"content": "1", "role": "tool", "tool_call_id": "a"}
 
 
 def test_calls_without_ids_pair_by_name_in_call_order() -> None:

@@ -211,9 +211,9 @@ class ToolResultPart(_Frozen):
     is_error: bool = False
     name: str | None = Field(default=None, min_length=1)
     """The called tool's name, when the harness knows it. Gemini's ``function_response``
-    carries it (the request names every response after its paired call either way; a result
-    made with it is stored as sent, with no copy per request); the other gateways pair by
-    ``call_id`` alone and do not send it."""
+    carries it: a result is stored with it (emplaced without one, with its call's, found by id
+    among the items just before), and the request names every response after its paired call
+    either way. The other gateways pair by ``call_id`` alone and do not send it."""
 
 
 Part: TypeAlias = Annotated[

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from itertools import chain
 from pathlib import Path
 from typing import Any, overload
 
@@ -25,7 +26,7 @@ from hydrangea.errors import (
     UnencodableTextError,
 )
 from hydrangea.gateway import GatewayType
-from hydrangea.message import Message
+from hydrangea.message import Message, Role
 from hydrangea.providers import _json
 from hydrangea.providers.adapter import Adapter, CachePolicy
 from hydrangea.providers.features import RequestFeature, add_options, checked_options
@@ -253,14 +254,20 @@ class Context(Sequence[NativeContent]):
                 f"{type(messages).__name__}"
             )
         converted: list[NativeContent] = []
-        for index, message in enumerate(messages):
-            if not isinstance(message, Message):
+        adapter = self._adapter
+        for index, given in enumerate(messages):
+            if not isinstance(given, Message):
                 raise InvalidMessageError(
                     f"message {index}: expected a hydrangea Message, got "
-                    f"{type(message).__name__} (use Message(role=..., content=...), or "
+                    f"{type(given).__name__} (use Message(role=..., content=...), or "
                     "push_back() for a provider-native dict)"
                 )
-            converted.extend(self._adapter.from_message(message))
+            message = given
+            if given.role is Role.user:  # (Gemini: results named after their calls)
+                message = adapter.named_results(
+                    given, chain(reversed(converted), reversed(self._items))
+                )
+            converted.extend(adapter.from_message(message))
         staged = []
         for item in converted:
             copied = copy_json(item, sort_keys=True)

@@ -213,6 +213,12 @@ class Adapter(ABC):
     def from_message(self, message: Message) -> list[NativeContent]:
         """Convert ``message`` into one or more native items (not yet validated)."""
 
+    def named_results(self, message: Message, newest_first: Iterable[NativeContent]) -> Message:
+        """``message`` with each tool result that does not name its tool named after its call,
+        found by id among the items before it (``newest_first``, a few dozen looked at, at
+        most). Only Gemini's results carry their call's name; the others' ``message`` as is."""
+        return message
+
     @abstractmethod
     def from_output(self, output: object) -> list[NativeContent]:
         """Read model output: a native dict, a list of them, or the official SDK's response object.

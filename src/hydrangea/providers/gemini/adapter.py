@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import islice
 from typing import Any, Literal, TypedDict, assert_never
 
 from hydrangea.errors import InvalidItemError
@@ -46,12 +47,18 @@ from hydrangea.providers.pairing import CallSite, Pairing, ResultSite
 
 __all__ = [
     "LEADING_USER_PLACEHOLDER",
+    "NAME_LOOKBACK",
     "OTHER_MODEL_SIGNATURE",
     "SYSTEM_NOTICE_PREFIX",
     "GeminiAdapter",
     "GeminiContentItem",
     "GeminiSystemItem",
 ]
+
+NAME_LOOKBACK = 64
+"""How many items before a tool result :meth:`GeminiAdapter.named_results` looks at for its
+call (a call is nearly always among the last few; the bound keeps an unmatched id O(1))."""
+
 
 class GeminiSystemItem(TypedDict):
     """A system message; the leading run becomes ``config.system_instruction``."""
@@ -130,6 +137,39 @@ class GeminiAdapter(Adapter):
                 return [{"role": "model", "parts": [_part_from(p) for p in message.parts]}]
             case _:
                 assert_never(message.role)
+
+    def named_results(self, message: Message, newest_first: Iterable[NativeContent]) -> Message:
+        """A result without a ``name`` takes its call's (found by id among the last
+        :data:`NAME_LOOKBACK` items): stored with it, the request sends it as stored instead of
+        a copy with the name added. A result whose call is not found is left as it is (the
+        request still names it after the call it is paired with)."""
+        if isinstance(message.content, str):
+            return message
+        wanted = {
+            part.call_id for part in message.content
+            if isinstance(part, ToolResultPart) and part.name is None
+        }
+        if not wanted:
+            return message
+        names: dict[str, str] = {}
+        for item in islice(newest_first, NAME_LOOKBACK):
+            if item.get("role") != "model":
+                continue
+            for part in item.get("parts", ()):
+                call = part.get("function_call") if isinstance(part, dict) else None
+                if isinstance(call, dict) and call.get("id") in wanted:
+                    names.setdefault(call["id"], call["name"])
+            if len(names) == len(wanted):
+                break
+        if not names:
+            return message
+        parts = tuple(
+            part.model_copy(update={"name": names[part.call_id]})
+            if isinstance(part, ToolResultPart) and part.name is None and part.call_id in names
+            else part
+            for part in message.content
+        )
+        return message.model_copy(update={"content": parts})
 
     def from_output(self, output: object) -> list[NativeContent]:
         """Read a ``GenerateContentResponse`` (first candidate), a ``Content``, or JSON.
