@@ -255,19 +255,18 @@ class Context(Sequence[NativeContent]):
             )
         converted: list[NativeContent] = []
         adapter = self._adapter
-        for index, given in enumerate(messages):
-            if not isinstance(given, Message):
+        for index, message in enumerate(messages):
+            if not isinstance(message, Message):
                 raise InvalidMessageError(
                     f"message {index}: expected a hydrangea Message, got "
-                    f"{type(given).__name__} (use Message(role=..., content=...), or "
+                    f"{type(message).__name__} (use Message(role=..., content=...), or "
                     "push_back() for a provider-native dict)"
                 )
-            message = given
-            if given.role is Role.user:  # (Gemini: results named after their calls)
-                message = adapter.named_results(
-                    given, chain(reversed(converted), reversed(self._items))
-                )
-            converted.extend(adapter.from_message(message))
+            items = adapter.from_message(message)
+            if message.role is Role.user and not isinstance(message.content, str):
+                # (Gemini: results named after their calls)
+                adapter.name_results(items, chain(reversed(converted), reversed(self._items)))
+            converted.extend(items)
         staged = []
         for item in converted:
             copied = copy_json(item, sort_keys=True)

@@ -213,11 +213,14 @@ class Adapter(ABC):
     def from_message(self, message: Message) -> list[NativeContent]:
         """Convert ``message`` into one or more native items (not yet validated)."""
 
-    def named_results(self, message: Message, newest_first: Iterable[NativeContent]) -> Message:
-        """``message`` with each tool result that does not name its tool named after its call,
-        found by id among the items before it (``newest_first``, a few dozen looked at, at
-        most). Only Gemini's results carry their call's name; the others' ``message`` as is."""
-        return message
+    def name_results(
+        self, items: list[NativeContent], newest_first: Iterable[NativeContent]
+    ) -> None:
+        """Give each tool result of ``items`` (just made by :meth:`from_message`, changed in
+        place) that does not name its tool its call's name, the call found by id among the
+        items before them (``newest_first``, a few dozen looked at, at most). Only Gemini's
+        results carry their call's name; the default changes nothing."""
+        _ = items, newest_first
 
     @abstractmethod
     def from_output(self, output: object) -> list[NativeContent]:

@@ -138,38 +138,30 @@ class GeminiAdapter(Adapter):
             case _:
                 assert_never(message.role)
 
-    def named_results(self, message: Message, newest_first: Iterable[NativeContent]) -> Message:
-        """A result without a ``name`` takes its call's (found by id among the last
-        :data:`NAME_LOOKBACK` items): stored with it, the request sends it as stored instead of
-        a copy with the name added. A result whose call is not found is left as it is (the
-        request still names it after the call it is paired with)."""
-        if isinstance(message.content, str):
-            return message
+    def name_results(
+        self, items: list[NativeContent], newest_first: Iterable[NativeContent]
+    ) -> None:
+        """A ``function_response`` without a ``name`` takes its call's (found by id among the
+        last :data:`NAME_LOOKBACK` items): stored with it, the request sends it as stored
+        instead of a copy with the name added. One whose call is not found is left as it is
+        (the request still names it after the call it is paired with)."""
         wanted = {
-            part.call_id for part in message.content
-            if isinstance(part, ToolResultPart) and part.name is None
+            response["id"]: response
+            for item in items
+            for part in item["parts"]
+            if (response := part.get("function_response")) is not None and "name" not in response
         }
         if not wanted:
-            return message
-        names: dict[str, str] = {}
+            return
         for item in islice(newest_first, NAME_LOOKBACK):
             if item.get("role") != "model":
                 continue
             for part in item.get("parts", ()):
                 call = part.get("function_call") if isinstance(part, dict) else None
                 if isinstance(call, dict) and call.get("id") in wanted:
-                    names.setdefault(call["id"], call["name"])
-            if len(names) == len(wanted):
-                break
-        if not names:
-            return message
-        parts = tuple(
-            part.model_copy(update={"name": names[part.call_id]})
-            if isinstance(part, ToolResultPart) and part.name is None and part.call_id in names
-            else part
-            for part in message.content
-        )
-        return message.model_copy(update={"content": parts})
+                    wanted.pop(call["id"])["name"] = call["name"]
+            if not wanted:
+                return
 
     def from_output(self, output: object) -> list[NativeContent]:
         """Read a ``GenerateContentResponse`` (first candidate), a ``Content``, or JSON.
