@@ -56,7 +56,7 @@ __all__ = [
 ]
 
 NAME_LOOKBACK = 64
-"""How many items before a tool result :meth:`GeminiAdapter.named_results` looks at for its
+"""How many items before a tool result :meth:`GeminiAdapter.name_results` looks at for its
 call (a call is nearly always among the last few; the bound keeps an unmatched id O(1))."""
 
 
@@ -154,12 +154,9 @@ class GeminiAdapter(Adapter):
         if not wanted:
             return
         for item in islice(newest_first, NAME_LOOKBACK):
-            if item.get("role") != "model":
-                continue
-            for part in item.get("parts", ()):
-                call = part.get("function_call") if isinstance(part, dict) else None
-                if isinstance(call, dict) and call.get("id") in wanted:
-                    wanted.pop(call["id"])["name"] = call["name"]
+            for call in self.tool_sites(item)[0]:
+                if call.id in wanted:
+                    wanted.pop(call.id)["name"] = call.name
             if not wanted:
                 return
 
