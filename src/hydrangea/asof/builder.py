@@ -36,6 +36,7 @@ import logging
 from collections.abc import Callable, Generator, Sequence
 from datetime import datetime
 
+from hydrangea.asof.columns import Columns, moment
 from hydrangea.asof.compaction import check_summary_pointers, valid_pointers
 from hydrangea.asof.counting import ApproxTokenCounter, TokenCounter, chars_per_token
 from hydrangea.asof.errors import (
@@ -50,22 +51,13 @@ from hydrangea.asof.errors import (
 )
 from hydrangea.asof.fence import (
     END_LENGTH,
-    MARK,
     PLACEHOLDER_NONCE,
     SEPARATOR,
     end_line,
     notice,
 )
 from hydrangea.asof.items import ContextItem, Trust
-from hydrangea.asof.layout import (
-    assemble,
-    block_bodies,
-    data_message,
-    in_block_order,
-    index_line,
-    split_trusted,
-    utc,
-)
+from hydrangea.asof.layout import assemble, data_message, index_line, split_trusted, utc
 from hydrangea.asof.planning import MAX_ATTEMPTS, Planner, adds_up
 from hydrangea.asof.records import InMemoryRecordStore, RecordStore
 from hydrangea.asof.result import (
@@ -262,68 +254,69 @@ class ContextBuilder:
         count = self._counter.count
         budget = self._budget
         trusted = [i for i in self._items if i.trust is Trust.TRUSTED]
-        untrusted = in_block_order([i for i in self._items if i.trust is Trust.UNTRUSTED])
-        check_summary_pointers(untrusted, self._records, self._as_of, self._ids)
+        per = chars_per_token(self._counter)
+        measure: Callable[[str], int] = count if per is None else len
+        # Each item read once, in admission order: rendered and measured (see columns.py).
+        columns = Columns.gather([i for i in self._items if i.trust is Trust.UNTRUSTED], measure)
+        carried = [columns.items[a] for a in columns.carried]
+        check_summary_pointers(carried, self._records, self._as_of, self._ids)
         head, tail = split_trusted(trusted)
         fixed = sum(count(m.text) for m in assemble(head, None, tail))
         if fixed > budget:
             raise ContextBudgetError(
                 f"the trusted content alone takes {fixed} tokens; the budget is {budget}"
             )
-        if not untrusted:
+        if not columns.ids:
             return self._result(assemble(head, None, tail), fixed, (*head, *tail), None, ())
-        bodies = block_bodies(untrusted)  # each item rendered once per build
-        per = chars_per_token(self._counter)
-        measure: Callable[[str], int] = count if per is None else len
-        opening = MARK + PLACEHOLDER_NONCE
-        block_costs = [measure(f"{opening}{body}{SEPARATOR}") for body in bodies]  # once each
         fence_cost = measure(notice(PLACEHOLDER_NONCE, _PLACEHOLDER_END) + SEPARATOR)
         fence_cost += measure(end_line(_PLACEHOLDER_END))
-        estimate = sum(block_costs) + fence_cost
+        estimate = sum(columns.costs) + fence_cost
         room = budget - fixed
         if estimate <= (room if per is None else room * per):
-            pieces = data_message(bodies, None)
+            pieces = data_message([columns.bodies[a] for a in columns.blocks], None)
             assert pieces is not None  # there are bodies
             text = "".join(pieces)
             # o200k counts the pieces as measured: no second pass over the whole text
             tokens = fixed + (estimate if adds_up(self._counter) else count(text))
             if tokens <= budget:  # everything fits: nothing to plan or compact
-                shown = (*head, *untrusted, *tail)
+                shown = (*head, *[columns.items[a] for a in columns.blocks], *tail)
                 return self._result(assemble(head, text, tail), tokens, shown, None, ())
-        when = [utc(i.published_at) for i in untrusted]
-        least = index_line(len(untrusted), min(when), max(when))
+        least = index_line(
+            len(columns.ids), moment(min(columns.stamps)), moment(max(columns.stamps))
+        )
         least_tokens = fixed + count(least)
         if least_tokens > budget:
             raise ContextBudgetError(
-                f"the trusted content and the line saying that {len(untrusted)} records exist "
+                f"the trusted content and the line saying that {len(columns.ids)} records exist "
                 f"take {least_tokens} tokens together; the budget is {budget}"
             )
-        valid = valid_pointers(untrusted, self._records, self._as_of, self._ids)
+        valid = valid_pointers(carried, self._records, self._as_of, self._ids)
         planner = Planner(
-            counter=self._counter, summarizer=self._summarizer, blocks=untrusted,
-            bodies=bodies, block_costs=block_costs, fixed=fixed, budget=budget,
-            taken=set(self._ids), records=self._records, valid=valid,
+            counter=self._counter, summarizer=self._summarizer, columns=columns, fixed=fixed,
+            budget=budget, taken=set(self._ids), records=self._records, valid=valid,
         )
         best = yield from planner.run(room)
-        _warn_invalid(untrusted, valid, self._ids)
+        _warn_invalid(carried, valid, self._ids)
         summary = best.summary
-        replaced = set(best.source_ids)
-        kept = [i for i in planner.order if i.item_id in replaced]
-        kept.extend(best.indexed)
+        kept_at = [*best.replaced, *best.indexed]
+        kept = list(map(columns.items.__getitem__, kept_at))
+        kept_ids = list(map(columns.ids.__getitem__, kept_at))
         if summary is not None:
             kept.append(summary)
-        for item in kept:  # refuse a conflict before storing anything
-            held = self._records.get(item.item_id)
+            kept_ids.append(summary.item_id)
+        records = self._records
+        for item_id, item in zip(kept_ids, kept, strict=True):  # a conflict: nothing stored
+            held = records.get(item_id)
             if held is not None and held != item:
                 raise DuplicateItemError(
-                    f"the record store holds a different record under {item.item_id!r}"
+                    f"the record store holds a different record under {item_id!r}"
                 )
         for item in kept:
-            self._records.put(item)
+            records.put(item)
         compactions = () if summary is None else (Compaction(summary.item_id, best.source_ids),)
         return self._result(
             assemble(head, best.text, tail), best.tokens, (*head, *best.shown, *tail),
-            compactions, tuple(i.item_id for i in best.indexed),
+            compactions, tuple(map(columns.ids.__getitem__, best.indexed)),
         )
 
     def _result(

@@ -152,16 +152,16 @@ def summary_id(content: str, pointers: Sequence[str], taken: Set[str],
 
 
 def summary_item(
-    sources: Sequence[ContextItem], summary: StructuredSummary, taken: Set[str],
+    summary: StructuredSummary, *, published_at: datetime, priority: int, taken: Set[str],
     records: RecordStore,
 ) -> ContextItem:
-    """The untrusted summary item standing for ``sources``, whose final summary (pointers
-    included) is ``summary``.
+    """The untrusted summary item whose final summary (pointers included) is ``summary``,
+    standing for sources of which ``published_at`` is the latest time (every admitted
+    untrusted item is dated) and ``priority`` the highest priority.
 
-    Its content is ``summary.render()``, its ``published_at`` the latest of the sources' in
-    UTC, its priority the highest, and its id :func:`summary_id`.
+    Its content is ``summary.render()``, its ``published_at`` that time in UTC, and its id
+    :func:`summary_id`.
     """
-    dates = [utc(s.published_at) for s in sources if s.published_at is not None]
     content = summary.render()
     # Every field is built from validated items and summaries, and satisfies the item's checks
     # (an untrusted summary item carrying its summary, dated by aware sources), so it is not
@@ -171,9 +171,9 @@ def summary_item(
         kind=ItemKind.SUMMARY,
         content=content,
         trust=Trust.UNTRUSTED,
-        published_at=max(dates).astimezone(UTC) if dates else None,
+        published_at=published_at.astimezone(UTC),
         provenance=Provenance(origin=COMPACTION_ORIGIN),
-        priority=max([s.priority for s in sources]),
+        priority=priority,
         pointers=summary.pointers,
         summary=summary,
     )

@@ -19,13 +19,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import assert_never
+from typing import Final, assert_never
 
 from hydrangea.asof.fence import data_pieces, fence_body, nonces_of_bodies, published_label
 from hydrangea.asof.items import ContextItem, ItemKind, Trust
 from hydrangea.message import Message, Role
 
 __all__ = [
+    "RANKS",
     "SEPARATOR",
     "assemble",
     "block_bodies",
@@ -71,12 +72,13 @@ def _block_rank(kind: ItemKind) -> int:
             assert_never(kind)
 
 
-_RANKS = {kind: _block_rank(kind) for kind in ItemKind}
+RANKS: Final = {kind: _block_rank(kind) for kind in ItemKind}
+"""Each kind's place in the block order (summaries first; see the module documentation)."""
 
 
 def block_key(item: ContextItem) -> tuple[int, datetime, str]:
     """Order of the fenced blocks: kind rank, then ``published_at`` (in UTC), then id."""
-    return (_RANKS[item.kind], utc(item.published_at), item.item_id)
+    return (RANKS[item.kind], utc(item.published_at), item.item_id)
 
 
 def in_block_order(items: Sequence[ContextItem]) -> list[ContextItem]:

@@ -1,7 +1,9 @@
 """Choosing what a build that does not fit in full shows: one ordered sequence of degradations.
 
 The untrusted items are sorted once, least important first (:func:`importance_key`: priority,
-then age in UTC, then id), which groups them into priority classes. Each item can be shown at
+then age in UTC, then id), which groups them into priority classes. The planner reads them
+through their :class:`~hydrangea.asof.columns.Columns` (one pass over the items, in admission
+order), never item by item in sorted order. Each item can be shown at
 one of five levels, from most to least room:
 
 ``FULL``  its fenced block;   ``NOTE``  a summary entry with its note (its first sentence);
@@ -41,7 +43,8 @@ from enum import IntEnum
 from fractions import Fraction
 from typing import Final
 
-from hydrangea.asof.compaction import COMPACTION_ORIGIN, importance_key, summary_item
+from hydrangea.asof.columns import Columns, moment
+from hydrangea.asof.compaction import COMPACTION_ORIGIN, summary_item
 from hydrangea.asof.counting import TokenCounter, chars_per_token
 from hydrangea.asof.fence import (
     END_LENGTH,
@@ -55,13 +58,14 @@ from hydrangea.asof.fence import (
     published_label,
 )
 from hydrangea.asof.items import ContextItem, ItemKind
-from hydrangea.asof.layout import block_body, block_key, data_message, index_line, utc
+from hydrangea.asof.layout import block_body, block_key, data_message, index_line
 from hydrangea.asof.records import RecordStore
 from hydrangea.asof.summarizers import AsyncSummarizer, ExtractiveSummarizer, Summarizer
 from hydrangea.asof.summary import (
     SHORT_NOTE,
     StructuredSummary,
     entry_line,
+    first_sentence,
     heading,
     pointer_word,
     shorten,
@@ -104,14 +108,17 @@ class Level(IntEnum):
 @dataclass(frozen=True, slots=True)
 class Candidate:
     """One rendered state: the summary item (``None`` when nothing is summarized), the ids it
-    replaced (``source_ids``), the ids only the index line covers (``indexed``, least important
-    first), the shown untrusted items in rendered order, the data message text and the exact
-    token count of the whole request."""
+    replaced (``source_ids``, in its pointers' order) and those items' positions
+    (``replaced``, least important first; see :class:`~hydrangea.asof.columns.Columns`), the
+    positions of the items only the index line covers (``indexed``, least important first),
+    the shown untrusted items in rendered order, the data message text and the exact token
+    count of the whole request."""
 
     state: int
     summary: ContextItem | None
     source_ids: tuple[str, ...]
-    indexed: tuple[ContextItem, ...]
+    replaced: list[int]
+    indexed: list[int]
     shown: tuple[ContextItem, ...]
     text: str | None
     tokens: int
@@ -131,6 +138,7 @@ class Planner:
     __slots__ = (
         "_additive",
         "_budget",
+        "_columns",
         "_costs",
         "_count",
         "_extractive",
@@ -145,8 +153,6 @@ class Planner:
         "_stages",
         "_taken",
         "_valid",
-        "blocks",
-        "bodies",
         "order",
         "overhead",
         "rank",
@@ -159,9 +165,7 @@ class Planner:
         *,
         counter: TokenCounter,
         summarizer: Summarizer | AsyncSummarizer,
-        blocks: Sequence[ContextItem],
-        bodies: Sequence[str],
-        block_costs: Sequence[int],
+        columns: Columns,
         fixed: int,
         budget: int,
         taken: Set[str],
@@ -175,39 +179,44 @@ class Planner:
         self._measure: Callable[[str], int] = counter.count if per is None else len
         self._budget, self._fixed = budget, fixed
         self._taken, self._records, self._valid = taken, records, valid
-        self.blocks, self.bodies = blocks, bodies
-        n = len(blocks)
-        by_importance = sorted(range(n), key=lambda j: importance_key(blocks[j]))
-        self.order = [blocks[j] for j in by_importance]
-        self.rank = [0] * n  # each block's importance position
-        for place, j in enumerate(by_importance):
-            self.rank[j] = place
+        self._columns = columns
+        self.order = columns.importance  # the positions, least important first
+        self.rank = [0] * len(self.order)  # each position's place in that order
+        for place, position in enumerate(self.order):
+            self.rank[position] = place
         self._extractive = summarizer if type(summarizer) is ExtractiveSummarizer else None
         extractor = self._extractive or ExtractiveSummarizer()
-        self._notes = [extractor.note(i) if i.summary is None else "" for i in self.order]
+        limit = extractor.limit
+        self._notes = [  # by position, like every column
+            first_sentence(item.content, limit=limit) if carried is None else ""
+            for item, carried in zip(columns.items, columns.summaries, strict=True)
+        ]
         self.scale = Fraction(1)  # a custom summarizer's writing, against extraction's
         self._seen: dict[int, Candidate] = {}
-        self._measure_costs([block_costs[j] for j in by_importance])
+        self._measure_costs([columns.costs[a] for a in self.order])
         self._stages = self._make_stages()
-        self.states = sum(s.stop - s.start for s in self._stages) + n  # the last: all indexed
+        # the last state: every item indexed
+        self.states = sum(s.stop - s.start for s in self._stages) + len(self.order)
 
     # ------------------------------------------------------------------ costs
 
-    def _entry_costs(self, item: ContextItem, note: str) -> tuple[int, int, int]:
-        """NOTE, SHORT and POINTER cost of one item (``note``: its extracted note)."""
+    def _entry_costs(
+        self, item_id: str, carried: StructuredSummary | None, note: str
+    ) -> tuple[int, int, int]:
+        """NOTE, SHORT and POINTER cost of one item (``carried``: the summary it carries,
+        ``note``: its extracted note)."""
         measure = self._measure
-        if item.summary is None:
-            pointer = measure(pointer_word(item.item_id))
+        if carried is None:
+            pointer = measure(pointer_word(item_id))
             if self._extractive is None:  # a model writes for it: priced as extraction, scaled
-                written = -(-measure(escape_content(entry_line(item.item_id, note)))
+                written = -(-measure(escape_content(entry_line(item_id, note)))
                             * self.scale.numerator // self.scale.denominator)
                 return pointer + written, pointer + written, pointer
-            full = measure(escape_content(entry_line(item.item_id, note)))
+            full = measure(escape_content(entry_line(item_id, note)))
             cut = shorten(note, SHORT_NOTE)
-            short = full if cut == note else measure(escape_content(entry_line(item.item_id, cut)))
+            short = full if cut == note else measure(escape_content(entry_line(item_id, cut)))
             return full, short, pointer
-        carried = item.summary
-        pointers = [item.item_id, *[p for p in carried.pointers if p in self._valid]]
+        pointers = [item_id, *[p for p in carried.pointers if p in self._valid]]
         bare = sum(map(measure, map(pointer_word, pointers)))
         full = short = bare
         for carried_pointer in pointers[1:]:
@@ -224,22 +233,35 @@ class Planner:
         return full + general, short + general, bare
 
     def _measure_costs(self, full_costs: list[int]) -> None:
-        measure, order = self._measure, self.order
-        levels = [self._entry_costs(item, note) for item, note in zip(order, self._notes,
-                                                                      strict=True)]
+        measure, order, columns = self._measure, self.order, self._columns
+        notes: list[int] = []
+        shorts: list[int] = []
+        pointers: list[int] = []
+        for item_id, carried, note in zip(columns.ids, columns.summaries, self._notes,
+                                          strict=True):  # in admission order, along the columns
+            costs = self._entry_costs(item_id, carried, note)
+            notes.append(costs[0])
+            shorts.append(costs[1])
+            pointers.append(costs[2])
         self._costs = {
             Level.FULL: full_costs,
-            Level.NOTE: [c[0] for c in levels],
-            Level.SHORT: [c[1] for c in levels],
-            Level.POINTER: [c[2] for c in levels],
+            Level.NOTE: list(map(notes.__getitem__, order)),
+            Level.SHORT: list(map(shorts.__getitem__, order)),
+            Level.POINTER: list(map(pointers.__getitem__, order)),
         }
         self._prefix = {level: _prefix_sums(costs) for level, costs in self._costs.items()}
-        longest = max((published_label(i.published_at) for i in order), key=len, default="-")
+        # The longest label, the first of its length in importance order: one with a fraction
+        # of a second when any has one (every dated label is as long as any other otherwise).
+        stamps = columns.stamps
+        first = next((a for a in order if stamps[a] % 1_000_000), None) if (
+            columns.microseconds
+        ) else (order[0] if order else None)
+        longest = "-" if first is None else published_label(columns.items[first].published_at)
         frame = fence_body(
             "", item_id="summary-" + "0" * 12 + "-99", origin=COMPACTION_ORIGIN,
             kind=ItemKind.SUMMARY.value, published=longest,
         )
-        general = any(i.summary is not None for i in order) or self._extractive is None
+        general = bool(columns.carried) or self._extractive is None
         # Section headings come only with notes (a model's writing, a carried summary's
         # entries): a state of bare pointers has none, so they are priced apart.
         self._sections = measure("facts:\ndecisions:\nopen questions:\n") if general else 0
@@ -251,15 +273,17 @@ class Planner:
         fence_cost = measure(notice(PLACEHOLDER_NONCE, _PLACEHOLDER_END) + SEPARATOR) + measure(
             end_line(_PLACEHOLDER_END)
         )
-        when = [utc(i.published_at) for i in order] or [utc(None)]
-        index = measure("\n" + index_line(max(len(order), 1), min(when), max(when)))
+        index = measure("\n" + index_line(
+            max(len(order), 1), moment(min(stamps, default=0)), moment(max(stamps, default=0))
+        ))
         self.overhead = (fence_cost, summary, index)
 
     def _make_stages(self) -> list[_Stage]:
         stages: list[_Stage] = []
         order, start = self.order, 0
+        priority = self._columns.priorities
         for end in range(1, len(order) + 1):
-            if end == len(order) or order[end].priority != order[start].priority:
+            if end == len(order) or priority[order[end]] != priority[order[start]]:
                 stages.append(_Stage(start, end, Level.FULL, Level.NOTE))
                 stages.append(_Stage(start, end, Level.NOTE, Level.SHORT))
                 stages.append(_Stage(start, end, Level.SHORT, Level.POINTER))
@@ -292,6 +316,19 @@ class Planner:
         if position >= stage.stop:
             return Level.FULL
         return stage.lower if position < stage.start + b else stage.upper
+
+    def bounds(self, state: int) -> tuple[int, int]:
+        """``(indexed, full)``: in ``state`` the items at importance positions below
+        ``indexed`` are left to the index line, those at ``full`` and above shown in full, and
+        those between summarized (levels only grow with importance)."""
+        n = len(self.order)
+        number, b = self._locate(state)
+        if number == -1:
+            return 0, 0
+        if number == len(self._stages):
+            return b, n
+        stage = self._stages[number]
+        return 0, stage.start + b if stage.upper is Level.FULL else stage.stop
 
     def levels(self, state: int) -> list[Level]:
         """The level of every item, in importance order, in ``state``."""
@@ -404,60 +441,64 @@ class Planner:
         if known is not None:
             return known
         levels = self.levels(state)
-        summarized = [p for p, lv in enumerate(levels) if Level.POINTER <= lv < Level.FULL]
-        indexed = tuple(self.order[p] for p, lv in enumerate(levels) if lv is Level.INDEX)
+        columns, order, rank = self._columns, self.order, self.rank
+        items = columns.items
+        first_summarized, first_full = self.bounds(state)
+        summarized = order[first_summarized:first_full]
+        indexed_at = order[:first_summarized]
         summary: ContextItem | None = None
-        sources: list[ContextItem] = []
+        sources: list[int] = []
+        source_ids: tuple[str, ...] = ()
         if summarized:
-            chronological = sorted(summarized, key=lambda p: (utc(self.order[p].published_at),
-                                                              self.order[p].item_id))
-            sources = [self.order[p] for p in chronological]
+            picked = bytearray(len(order))
+            for a in summarized:
+                picked[a] = 1
+            sources = [a for a in columns.chronological if picked[a]]
             with span("hydrangea.asof.compaction", {"hydrangea.items": len(sources)}):
                 model: StructuredSummary | None = None
                 if self._extractive is None:
-                    asked = [self.order[p] for p in chronological
-                             if levels[p] >= Level.SHORT and self.order[p].summary is None]
+                    asked = [items[a] for a in sources
+                             if levels[rank[a]] >= Level.SHORT and columns.summaries[a] is None]
                     if asked:
                         model = yield asked
                         self._rescale(asked, model)
-                merged = self._merge(chronological, levels, model)
-                summary = summary_item(sources, merged, self._taken, self._records)
-        shown_items = [b for j, b in enumerate(self.blocks) if levels[self.rank[j]] is Level.FULL]
-        bodies = [self.bodies[j] for j, b in enumerate(self.blocks)
-                  if levels[self.rank[j]] is Level.FULL]
+                merged, source_ids = self._merge(sources, levels, model)
+                summary = summary_item(  # the latest source and the most important one
+                    merged, published_at=moment(columns.stamps[sources[-1]]),
+                    priority=columns.priorities[summarized[-1]],
+                    taken=self._taken, records=self._records,
+                )
+        full = [a for a in columns.blocks if rank[a] >= first_full]
+        shown_items = list(map(items.__getitem__, full))
+        bodies = list(map(columns.bodies.__getitem__, full))
         if summary is not None:
             at = bisect_left(shown_items, block_key(summary), key=block_key)
             shown_items.insert(at, summary)
             bodies.insert(at, block_body(summary))
         index = None
-        if indexed:
-            when = [utc(i.published_at) for i in indexed]
-            index = index_line(len(indexed), min(when), max(when))
+        if indexed_at:
+            when = [columns.stamps[a] for a in indexed_at]
+            index = index_line(len(indexed_at), moment(min(when)), moment(max(when)))
         pieces = data_message(bodies, index)
         text = None if pieces is None else "".join(pieces)
         if text is None:
             tokens = self._fixed
         elif self._additive:  # the pieces add up: count only what was not counted yet
-            tokens = self._fixed + self._pieces_tokens(levels, summary, index)
+            tokens = self._fixed + self._pieces_tokens(first_full, summary, index)
         else:
             tokens = self._fixed + self._count(text)
-        source_set = {s.item_id for s in sources}
-        source_ids = () if summary is None else tuple(
-            p for p in summary.pointers if p in source_set
-        )
-        candidate = Candidate(state, summary, source_ids, indexed, tuple(shown_items), text,
-                              tokens)
+        candidate = Candidate(state, summary, source_ids, summarized, indexed_at,
+                              tuple(shown_items), text, tokens)
         self._seen[state] = candidate
         return candidate
 
     def _pieces_tokens(
-        self, levels: Sequence[Level], summary: ContextItem | None, index: str | None
+        self, first_full: int, summary: ContextItem | None, index: str | None
     ) -> int:
         """The data message's tokens as the sum of its pieces (see :func:`adds_up`): the blocks
         shown in full were counted once already, the summary block and index line are new."""
-        count, full = self._count, self._costs[Level.FULL]
-        blocks = sum(cost for cost, level in zip(full, levels, strict=True)
-                     if level is Level.FULL)
+        count, full = self._count, self._prefix[Level.FULL]
+        blocks = full[-1] - full[first_full]  # the blocks shown, from ``first_full`` on
         if summary is not None:
             blocks += count(f"{MARK}{PLACEHOLDER_NONCE}{block_body(summary)}{SEPARATOR}")
         if blocks == 0:  # no fence: the index line alone
@@ -466,30 +507,42 @@ class Planner:
         return fence_cost + blocks + (count("\n" + index) if index is not None else 0)
 
     def _merge(self, positions: Sequence[int], levels: Sequence[Level],
-               model: StructuredSummary | None) -> StructuredSummary:
-        """The summary of the sources at ``positions`` (chronological), each at its level."""
+               model: StructuredSummary | None) -> tuple[StructuredSummary, tuple[str, ...]]:
+        """The summary of the sources at ``positions`` (chronological), each at its level
+        (``levels``: in importance order), and the sources' ids in its pointers' order.
+
+        A source's own id is never entered twice: ids are distinct, and a carried pointer
+        naming an admitted item is not carried (:func:`~hydrangea.asof.compaction.valid_pointers`),
+        so each own id keeps the entry it is given first."""
         notes: dict[str, str] = {}
         facts: list[str] = [] if model is None else list(model.facts)
         decisions: list[str] = [] if model is None else list(model.decisions)
         questions: list[str] = [] if model is None else list(model.open_questions)
 
+        own_noted: list[str] = []
+        own_bare: list[str] = []
+
         def add(pointer: str, note: str) -> None:
             if not notes.get(pointer):
                 notes[pointer] = note
 
-        for p in positions:
-            item, level = self.order[p], levels[p]
-            if item.summary is None:
+        def own(item_id: str, note: str) -> None:
+            notes[item_id] = note
+            (own_noted if note else own_bare).append(item_id)
+
+        ids, summaries, rank = self._columns.ids, self._columns.summaries, self.rank
+        for a in positions:
+            item_id, carried, level = ids[a], summaries[a], levels[rank[a]]
+            if carried is None:
                 if level is Level.POINTER:
-                    add(item.item_id, "")
+                    own(item_id, "")
                     continue
                 # A custom summarizer's notes (an extractive fallback's content) are kept.
-                note = (self._notes[p] if self._extractive is not None
-                        else "" if model is None else model.note_of(item.item_id))
-                add(item.item_id, note if level is Level.NOTE else shorten(note, SHORT_NOTE))
+                note = (self._notes[a] if self._extractive is not None
+                        else "" if model is None else model.note_of(item_id))
+                own(item_id, note if level is Level.NOTE else shorten(note, SHORT_NOTE))
                 continue
-            carried = item.summary
-            add(item.item_id, "")
+            own(item_id, "")
             for pointer in carried.pointers:
                 if pointer not in self._valid:
                     continue
@@ -501,14 +554,13 @@ class Planner:
                 questions.extend(carried.open_questions)
         noted = [p for p, n in notes.items() if n]
         bare = [p for p, n in notes.items() if not n]
-        pointers = (*noted, *bare)
         return StructuredSummary.model_construct(
             facts=tuple(dict.fromkeys(facts)),
             decisions=tuple(dict.fromkeys(decisions)),
             open_questions=tuple(dict.fromkeys(questions)),
-            pointers=pointers,
-            notes=tuple(notes[p] for p in pointers) if noted else (),
-        )
+            pointers=(*noted, *bare),
+            notes=(*filter(None, notes.values()), *[""] * len(bare)) if noted else (),
+        ), (*own_noted, *own_bare)
 
     def _rescale(self, asked: Sequence[ContextItem], model: StructuredSummary) -> None:
         """Re-price a custom summarizer's entries by what it wrote for ``asked``."""

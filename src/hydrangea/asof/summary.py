@@ -211,10 +211,10 @@ class StructuredSummary(BaseModel):
         if bare:
             prefix = ALSO_PREFIX if len(bare) < len(self.pointers) else RECORDS_PREFIX
             lines.append(prefix + "".join(bare))
-        shown = set(notes)
         for title, field in _SECTIONS:
             entries: tuple[str, ...] = getattr(self, field)
-            if field == "facts":  # a fact that is a record's note stands next to its pointer
+            if field == "facts" and entries:  # a fact that is a note stands by its pointer
+                shown = set(notes)
                 entries = tuple(e for e in entries if e not in shown)
             if entries:
                 lines.append(f"{title}:")
