@@ -298,7 +298,10 @@ class ContextBuilder:
         best = yield from planner.run(room)
         _warn_invalid(carried, valid, self._ids)
         summary = best.summary
-        kept_at = [*best.replaced, *best.indexed]
+        # stored in admission order (read along memory): the replaced and indexed items are
+        # those of the first importance places
+        left = len(best.replaced) + len(best.indexed)
+        kept_at = [a for a, place in enumerate(planner.rank) if place < left]
         kept = list(map(columns.items.__getitem__, kept_at))
         kept_ids = list(map(columns.ids.__getitem__, kept_at))
         if summary is not None:

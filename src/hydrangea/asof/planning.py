@@ -511,55 +511,56 @@ class Planner:
         """The summary of the sources at ``positions`` (chronological), each at its level
         (``levels``: in importance order), and the sources' ids in its pointers' order.
 
-        A source's own id is never entered twice: ids are distinct, and a carried pointer
-        naming an admitted item is not carried (:func:`~hydrangea.asof.compaction.valid_pointers`),
-        so each own id keeps the entry it is given first."""
-        notes: dict[str, str] = {}
+        A source's own id is entered once, first: ids are distinct, and a carried pointer
+        naming an admitted item is not carried (:func:`~hydrangea.asof.compaction.valid_pointers`);
+        a carried pointer is entered where it first comes and keeps its first non-empty note."""
+        pointers: list[str] = []  # every entry, in the order entered
+        texts: list[str] = []  # its note ("" for a bare pointer)
+        carried_at: dict[str, int] = {}  # a carried pointer's place in ``pointers``
+        own_noted: list[str] = []
+        own_bare: list[str] = []
         facts: list[str] = [] if model is None else list(model.facts)
         decisions: list[str] = [] if model is None else list(model.decisions)
         questions: list[str] = [] if model is None else list(model.open_questions)
-
-        own_noted: list[str] = []
-        own_bare: list[str] = []
-
-        def add(pointer: str, note: str) -> None:
-            if not notes.get(pointer):
-                notes[pointer] = note
-
-        def own(item_id: str, note: str) -> None:
-            notes[item_id] = note
-            (own_noted if note else own_bare).append(item_id)
-
         ids, summaries, rank = self._columns.ids, self._columns.summaries, self.rank
         for a in positions:
             item_id, carried, level = ids[a], summaries[a], levels[rank[a]]
-            if carried is None:
-                if level is Level.POINTER:
-                    own(item_id, "")
-                    continue
+            note = ""
+            if carried is None and level is not Level.POINTER:
                 # A custom summarizer's notes (an extractive fallback's content) are kept.
                 note = (self._notes[a] if self._extractive is not None
                         else "" if model is None else model.note_of(item_id))
-                own(item_id, note if level is Level.NOTE else shorten(note, SHORT_NOTE))
+                if level is not Level.NOTE:
+                    note = shorten(note, SHORT_NOTE)
+            pointers.append(item_id)
+            texts.append(note)
+            (own_noted if note else own_bare).append(item_id)
+            if carried is None:
                 continue
-            own(item_id, "")
             for pointer in carried.pointers:
                 if pointer not in self._valid:
                     continue
                 text = carried.note_of(pointer) if level > Level.POINTER else ""
-                add(pointer, text if level is Level.NOTE else shorten(text, SHORT_NOTE))
+                text = text if level is Level.NOTE else shorten(text, SHORT_NOTE)
+                at = carried_at.get(pointer)
+                if at is None:
+                    carried_at[pointer] = len(pointers)
+                    pointers.append(pointer)
+                    texts.append(text)
+                elif not texts[at]:
+                    texts[at] = text
             if level > Level.POINTER:
                 facts.extend(carried.facts)
                 decisions.extend(carried.decisions)
                 questions.extend(carried.open_questions)
-        noted = [p for p, n in notes.items() if n]
-        bare = [p for p, n in notes.items() if not n]
+        noted = [p for p, n in zip(pointers, texts, strict=True) if n]
+        bare = [p for p, n in zip(pointers, texts, strict=True) if not n]
         return StructuredSummary.model_construct(
             facts=tuple(dict.fromkeys(facts)),
             decisions=tuple(dict.fromkeys(decisions)),
             open_questions=tuple(dict.fromkeys(questions)),
             pointers=(*noted, *bare),
-            notes=(*filter(None, notes.values()), *[""] * len(bare)) if noted else (),
+            notes=(*filter(None, texts), *[""] * len(bare)) if noted else (),
         ), (*own_noted, *own_bare)
 
     def _rescale(self, asked: Sequence[ContextItem], model: StructuredSummary) -> None:
