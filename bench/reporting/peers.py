@@ -191,6 +191,18 @@ def asof_section(page: Page, data: dict[str, Any] | None, missing: str | None) -
         plt.legend(fontsize=7)
 
     page.figure("asof_build", "as-of build time against items and budget", draw)
+    scaling = data.get("scaling")
+    if isinstance(scaling, dict) and scaling.get("rows"):
+        page.add(f"Build alone, per item ({scaling.get('what', '')}; {scaling.get('when', '')}):",
+                 "")
+        page.add(*table(
+            ["items", "budget (tokens)", "build ms (cpu)", "µs per item", "shown"],
+            [[r.get("items"), r.get("token_budget"),
+              1000 * (number(r.get("build_cpu_seconds")) or 0), r.get("us_per_item"),
+              r.get("shown")] for r in scaling["rows"]],
+        ))
+        page.add(f"per item, 100,000 / 1,000 items: {scaling.get('ratio_100k_over_1k')} "
+                 f"(target at most {scaling.get('target')})", "")
 
 
 def _time_key(rows: Sequence[dict[str, Any]], library: str) -> str | None:

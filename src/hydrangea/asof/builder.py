@@ -7,14 +7,16 @@ its id is new (:class:`DuplicateItemError`). Every refusal is recorded as a :cla
 first, and handed to ``on_rejection`` when one is given.
 
 Building counts the trusted messages; if they alone exceed the budget it raises
-:class:`ContextBudgetError`. Every untrusted block is rendered once (without its nonce) and
-measured once; if everything fits, that is the result, and nothing is compacted. If not, the
+:class:`ContextBudgetError`. The untrusted items are read once, in the order they were added
+(:mod:`hydrangea.asof.columns`): each block is rendered (without its nonce) and measured then;
+if everything fits, that is the result, and nothing is compacted. If not, the
 planner (:mod:`hydrangea.asof.planning`) walks one sequence of states from "everything in full"
 to "everything counted by the index line", lower priorities first, and picks the first that
 fits. Since the last state must fit, a budget that cannot hold the trusted content and the
 index line together raises :class:`ContextBudgetError` too: the model always learns that
-records exist. ``BuiltContext.tokens`` is always the counter over the returned messages and
-never exceeds the budget.
+records exist. The items a build summarizes or leaves to the index line are stored in the record
+store in the order they were added, then the summary. ``BuiltContext.tokens`` is always the
+counter over the returned messages and never exceeds the budget.
 
 A summary item given to a build (one an earlier build made, or one the caller wrote) may be
 compacted again; the new summary then carries only those of its pointers that lead to a record

@@ -303,20 +303,6 @@ class Planner:
             rest -= size
         return len(self._stages), rest
 
-    def level(self, state: int, position: int) -> Level:
-        """The level of the item at importance ``position`` in ``state``."""
-        number, b = self._locate(state)
-        if number == -1:
-            return Level.FULL
-        if number == len(self._stages):
-            return Level.INDEX if position < b else Level.POINTER
-        stage = self._stages[number]
-        if position < stage.start:
-            return Level.POINTER
-        if position >= stage.stop:
-            return Level.FULL
-        return stage.lower if position < stage.start + b else stage.upper
-
     def bounds(self, state: int) -> tuple[int, int]:
         """``(indexed, full)``: in ``state`` the items at importance positions below
         ``indexed`` are left to the index line, those at ``full`` and above shown in full, and
