@@ -201,7 +201,9 @@ def asof_section(page: Page, data: dict[str, Any] | None, missing: str | None) -
               1000 * (number(r.get("build_cpu_seconds")) or 0), r.get("us_per_item"),
               r.get("shown")] for r in scaling["rows"]],
         ))
-        page.add(f"per item, 100,000 / 1,000 items: {scaling.get('ratio_100k_over_1k')} "
+        per_item = number(scaling.get("ratio_100k_over_1k"))
+        shown = "-" if per_item is None else f"{per_item:.2f}x"
+        page.add(f"per item, 100,000 / 1,000 items: {shown} "
                  f"(target at most {scaling.get('target')})", "")
 
 
