@@ -4,11 +4,23 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta, timezone
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hydrangea.asof import ContextBuilder, ContextItem, InMemoryRecordStore, ItemKind
-from hydrangea.asof.columns import Columns, moment, ordered, stamp
+from hydrangea.asof import (
+    ContextBudgetError,
+    ContextBuilder,
+    ContextItem,
+    DuplicateItemError,
+    InMemoryRecordStore,
+    ItemKind,
+    Provenance,
+    StructuredSummary,
+    SummaryPointerError,
+    Trust,
+)
+from hydrangea.asof.columns import Columns, block_costs, moment, ordered, stamp
 from hydrangea.asof.fence import MARK, PLACEHOLDER_NONCE, SEPARATOR, fence_body, published_label
 
 AS_OF = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
@@ -26,13 +38,14 @@ moments = st.builds(
     st.integers(0, 40), st.sampled_from([0, 0, 0, 1, 250_000]), zones,
 )
 rows = st.lists(
-    st.tuples(st.sampled_from(OUTSIDE_KINDS), st.integers(-2, 2), moments,
+    st.tuples(st.sampled_from(OUTSIDE_KINDS), st.integers(-2, 2),
+              moments | st.none(),  # undated: a builder refuses them, the columns take them
               st.text("abz0-é", min_size=1, max_size=4)),
     max_size=25,
 )
 
 
-def outside(rows: list[tuple[ItemKind, int, datetime, str]]) -> list[ContextItem]:
+def outside(rows: list[tuple[ItemKind, int, datetime | None, str]]) -> list[ContextItem]:
     """Untrusted items with ids distinct by construction (an index suffix)."""
     return [
         ContextItem.outside(kind, f"text {n}. More.", item_id=f"{name}{n}", origin="tool:x",
@@ -63,15 +76,16 @@ def test_stamps_order_and_round_trip_as_utc_instants(first: datetime, second: da
 
 
 @given(rows)
-def test_columns_order_like_the_documented_keys(drawn: list[tuple[ItemKind, int, datetime,
-                                                                   str]]) -> None:
+def test_columns_order_like_the_documented_keys(
+    drawn: list[tuple[ItemKind, int, datetime | None, str]]
+) -> None:
     items = outside(drawn)
-    columns = Columns.gather(items, len)
+    columns = Columns.gather(items)
     ids = [i.item_id for i in items]
 
-    def instant(item: ContextItem) -> datetime:
-        assert item.published_at is not None
-        return item.published_at.astimezone(UTC)
+    def instant(item: ContextItem) -> datetime:  # no time: the earliest
+        when = item.published_at
+        return datetime.min.replace(tzinfo=UTC) if when is None else when.astimezone(UTC)
 
     def by(key: object) -> list[str]:
         return [i.item_id for i in sorted(items, key=key)]  # type: ignore[call-overload]
@@ -83,7 +97,8 @@ def test_columns_order_like_the_documented_keys(drawn: list[tuple[ItemKind, int,
         lambda i: (i.priority, instant(i), i.item_id))
     assert columns.ids == ids and columns.items == items
     assert columns.microseconds == any(instant(i).microsecond for i in items)
-    for item, body, cost in zip(items, columns.bodies, columns.costs, strict=True):
+    costs = block_costs(columns.bodies, len)
+    for item, body, cost in zip(items, columns.bodies, costs, strict=True):
         assert body == fence_body(item.content, item_id=item.item_id, origin="tool:x",
                                   kind=item.kind.value, published=published_label(
                                       item.published_at))
@@ -98,8 +113,8 @@ def test_a_measure_other_than_len_is_given_each_whole_block() -> None:
         seen.append(text)
         return 7
 
-    columns = Columns.gather(items, measure)
-    assert columns.costs == [7, 7]
+    columns = Columns.gather(items)
+    assert block_costs(columns.bodies, measure) == [7, 7]
     assert seen == [f"{MARK}{PLACEHOLDER_NONCE}{body}{SEPARATOR}" for body in columns.bodies]
 
 
@@ -121,3 +136,55 @@ def test_a_build_stores_what_it_compacts_in_the_order_the_items_were_added() -> 
     stored = set(built.compactions[0].source_ids) | set(built.dropped)
     assert len(stored) > 2  # enough records for an order to show
     assert store.ids() == [i.item_id for i in items if i.item_id in stored] + [summary_id]
+
+
+def test_a_conflict_names_the_least_important_summarized_item_and_stores_nothing() -> None:
+    store = InMemoryRecordStore()
+
+    def build(suffix: str) -> None:
+        builder = ContextBuilder(as_of=AS_OF, token_budget=60, records=store)
+        for item_id, days in (("b", 1), ("a", 2)):  # "a" is older: less important
+            builder.add(ContextItem.outside(
+                ItemKind.DOCUMENT, f"{item_id} text. " * 20 + suffix, item_id=item_id,
+                origin="web", published_at=AS_OF - timedelta(days=days)))
+        builder.build()
+
+    build("")
+    assert sorted(store.ids()) == ["a", "b"]
+    before = {i: store.get(i) for i in store.ids()}
+    with pytest.raises(DuplicateItemError, match="under 'a'"):
+        build(" changed")  # both records now conflict
+    assert {i: store.get(i) for i in store.ids()} == before
+
+
+class Picky:
+    """A caller's counter that refuses to count one word."""
+
+    def count(self, text: str) -> int:
+        if "BOOM" in text:
+            raise ValueError("cannot count BOOM")
+        return len(text)
+
+
+def picky_builder(*, task: str) -> ContextBuilder:
+    builder = ContextBuilder(as_of=AS_OF, token_budget=50, counter=Picky())
+    builder.add(ContextItem.harness(ItemKind.TASK, task, item_id="task"))
+    builder.add(ContextItem.outside(ItemKind.DOCUMENT, "BOOM", item_id="d", origin="web",
+                                    published_at=AS_OF - timedelta(days=1)))
+    return builder
+
+
+def test_the_budget_and_pointer_checks_come_before_any_block_is_counted() -> None:
+    with pytest.raises(ContextBudgetError, match="trusted content alone"):
+        picky_builder(task="t" * 100).build()
+    builder = picky_builder(task="t")
+    builder.records.put(ContextItem.outside(ItemKind.DOCUMENT, "record", item_id="r",
+                                            origin="web", published_at=AS_OF - timedelta(days=3)))
+    forged = StructuredSummary(facts=("x",), pointers=("r",))
+    builder.add(ContextItem(item_id="s", kind=ItemKind.SUMMARY, content=forged.render(),
+                            trust=Trust.UNTRUSTED, published_at=AS_OF - timedelta(days=2),
+                            provenance=Provenance(origin="mine"), summary=forged))
+    with pytest.raises(SummaryPointerError, match="'r'"):
+        builder.build()
+    with pytest.raises(ValueError, match="BOOM"):  # the counter's own refusal, when it comes
+        picky_builder(task="t").build()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, timedelta, timezone
+from datetime import UTC, timedelta
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -33,7 +33,6 @@ from hydrangea.asof.fence import (
     nonces_of_bodies,
     published_label,
 )
-from hydrangea.asof.layout import block_key, in_block_order
 from tests.support.asof_oracle import (
     AS_OF,
     adversarial_label,
@@ -347,22 +346,3 @@ def test_the_pieces_of_a_data_message_add_up_under_openai_encodings(
     assert [counter.count(p) for p in placeholder] == [counter.count(p) for p in pieces]
     assert pieces[-1] == end_line(end)
     assert [b.content for b in unfence(text)] == [row[0] for row in rows]
-
-
-@given(st.lists(st.tuples(st.sampled_from(list(ItemKind)), st.integers(-3, 3),
-                          st.sampled_from([0, 9, -5]), st.booleans()),
-                max_size=12))
-def test_block_order_matches_sorting_by_block_key(
-    rows: list[tuple[ItemKind, int, int, bool]]
-) -> None:
-    items = [
-        ContextItem.outside(
-            kind, "x", item_id=f"i{n}", origin="o",
-            # equal instants in other time zones, and (rarely) undated items
-            published_at=None if undated and n % 5 == 0 else (
-                AS_OF + timedelta(hours=hours)).astimezone(timezone(timedelta(hours=zone))),
-        )
-        for n, (kind, hours, zone, undated) in enumerate(rows)
-    ]
-    items.reverse()
-    assert in_block_order(items) == sorted(items, key=block_key)

@@ -38,7 +38,7 @@ import logging
 from collections.abc import Callable, Generator, Sequence
 from datetime import datetime
 
-from hydrangea.asof.columns import Columns, moment
+from hydrangea.asof.columns import Columns, block_costs, moment
 from hydrangea.asof.compaction import check_summary_pointers, valid_pointers
 from hydrangea.asof.counting import ApproxTokenCounter, TokenCounter, chars_per_token
 from hydrangea.asof.errors import (
@@ -258,8 +258,8 @@ class ContextBuilder:
         trusted = [i for i in self._items if i.trust is Trust.TRUSTED]
         per = chars_per_token(self._counter)
         measure: Callable[[str], int] = count if per is None else len
-        # Each item read once, in admission order: rendered and measured (see columns.py).
-        columns = Columns.gather([i for i in self._items if i.trust is Trust.UNTRUSTED], measure)
+        # Each item read once, in admission order, and rendered (see columns.py).
+        columns = Columns.gather([i for i in self._items if i.trust is Trust.UNTRUSTED])
         carried = [columns.items[a] for a in columns.carried]
         check_summary_pointers(carried, self._records, self._as_of, self._ids)
         head, tail = split_trusted(trusted)
@@ -270,9 +270,10 @@ class ContextBuilder:
             )
         if not columns.ids:
             return self._result(assemble(head, None, tail), fixed, (*head, *tail), None, ())
+        costs = block_costs(columns.bodies, measure)  # once each
         fence_cost = measure(notice(PLACEHOLDER_NONCE, _PLACEHOLDER_END) + SEPARATOR)
         fence_cost += measure(end_line(_PLACEHOLDER_END))
-        estimate = sum(columns.costs) + fence_cost
+        estimate = sum(costs) + fence_cost
         room = budget - fixed
         if estimate <= (room if per is None else room * per):
             pieces = data_message([columns.bodies[a] for a in columns.blocks], None)
@@ -294,28 +295,34 @@ class ContextBuilder:
             )
         valid = valid_pointers(carried, self._records, self._as_of, self._ids)
         planner = Planner(
-            counter=self._counter, summarizer=self._summarizer, columns=columns, fixed=fixed,
-            budget=budget, taken=set(self._ids), records=self._records, valid=valid,
+            counter=self._counter, summarizer=self._summarizer, columns=columns, costs=costs,
+            fixed=fixed, budget=budget, taken=set(self._ids), records=self._records, valid=valid,
         )
         best = yield from planner.run(room)
         _warn_invalid(carried, valid, self._ids)
         summary = best.summary
-        # stored in admission order (read along memory): the replaced and indexed items are
-        # those of the first importance places
-        left = len(best.replaced) + len(best.indexed)
-        kept_at = [a for a, place in enumerate(planner.rank) if place < left]
+        # Stored in admission order (read along memory): the summarized and indexed items are
+        # those before the importance place ``full_from``; then the summary.
+        rank = planner.rank
+        kept_at = [a for a, place in enumerate(rank) if place < best.full_from]
         kept = list(map(columns.items.__getitem__, kept_at))
-        kept_ids = list(map(columns.ids.__getitem__, kept_at))
-        if summary is not None:
-            kept.append(summary)
-            kept_ids.append(summary.item_id)
         records = self._records
-        for item_id, item in zip(kept_ids, kept, strict=True):  # a conflict: nothing stored
-            held = records.get(item_id)
-            if held is not None and held != item:
+        conflicts = [a for a, item_id, item in zip(kept_at, map(columns.ids.__getitem__, kept_at),
+                                                   kept, strict=True)
+                     if (held := records.get(item_id)) is not None and held != item]
+        if conflicts:  # nothing is stored; named as before: summarized, then indexed items
+            indexed = len(best.indexed)
+            first = min(conflicts, key=lambda a: (rank[a] < indexed, rank[a]))
+            raise DuplicateItemError(
+                f"the record store holds a different record under {columns.ids[first]!r}"
+            )
+        if summary is not None:
+            held = records.get(summary.item_id)
+            if held is not None and held != summary:
                 raise DuplicateItemError(
-                    f"the record store holds a different record under {item_id!r}"
+                    f"the record store holds a different record under {summary.item_id!r}"
                 )
+            kept.append(summary)
         for item in kept:
             records.put(item)
         compactions = () if summary is None else (Compaction(summary.item_id, best.source_ids),)

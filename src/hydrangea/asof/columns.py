@@ -11,9 +11,7 @@ that pass indexes these lists and sorts integers.
 A *position* is an item's place among the untrusted items in admission order. Times are
 *stamps*: integer microseconds since 0001-01-01 UTC (:func:`stamp`), the earliest moment for
 ``None`` as :func:`~hydrangea.asof.layout.utc` takes it, so comparing stamps is comparing UTC
-instants. Orders with ties are broken by id (:func:`ordered`), as the item-level keys
-(:func:`~hydrangea.asof.layout.block_key`, :func:`~hydrangea.asof.compaction.importance_key`)
-break them.
+instants. Ties are broken by id (:func:`ordered`), in every order of a build.
 """
 
 from __future__ import annotations
@@ -30,7 +28,7 @@ from hydrangea.asof.items import ContextItem
 from hydrangea.asof.layout import RANKS
 from hydrangea.asof.summary import StructuredSummary
 
-__all__ = ["Columns", "moment", "ordered", "stamp"]
+__all__ = ["Columns", "block_costs", "moment", "ordered", "stamp"]
 
 _OLDEST: Final = datetime.min.replace(tzinfo=UTC)
 _MICROSECOND: Final = timedelta(microseconds=1)
@@ -73,11 +71,10 @@ class Columns:
     """The untrusted items of one build and what it reads of them, by position.
 
     ``bodies`` are the fenced blocks without mark and nonce
-    (:func:`~hydrangea.asof.layout.block_body`), ``costs`` each block with its mark, placeholder
-    nonce and separator as the build's measure counts it; ``blocks`` the positions in block
+    (:func:`~hydrangea.asof.layout.block_body`); ``blocks`` the positions in block
     order (:func:`~hydrangea.asof.layout.block_key`), ``chronological`` by time (in UTC), then
     id, ``importance`` in importance order
-    (:func:`~hydrangea.asof.compaction.importance_key`, least important first); ``carried``
+    (priority, then time, then id: least important first); ``carried``
     the positions of the items carrying a summary, in block order; ``microseconds`` whether any
     item's time has a fraction of a second (its label is then longer)."""
 
@@ -87,7 +84,6 @@ class Columns:
     priorities: list[int]
     summaries: list[StructuredSummary | None]
     bodies: list[str]
-    costs: list[int]
     blocks: list[int]
     chronological: list[int]
     importance: list[int]
@@ -95,8 +91,8 @@ class Columns:
     microseconds: bool
 
     @classmethod
-    def gather(cls, items: Sequence[ContextItem], measure: Callable[[str], int]) -> Columns:
-        """Read ``items`` (untrusted, in admission order) once and measure each block."""
+    def gather(cls, items: Sequence[ContextItem]) -> Columns:
+        """Read ``items`` (untrusted, in admission order) once and render each block."""
         ids: list[str] = []
         stamps: list[int] = []
         priorities: list[int] = []
@@ -106,23 +102,17 @@ class Columns:
         ranks = RANKS
         for item in items:
             when = item.published_at
-            moment_stamp = stamp(when)
+            at = stamp(when)
             item_id = item.item_id
             ids.append(item_id)
-            stamps.append(moment_stamp)
+            stamps.append(at)
             priorities.append(item.priority)
             summaries.append(item.summary)
-            block_keys.append(ranks[item.kind] * _SPAN + moment_stamp)
+            block_keys.append(ranks[item.kind] * _SPAN + at)
             bodies.append(fence_body(
                 item.content, item_id=item_id, origin=item.provenance.origin,
                 kind=item.kind.value, published=published_label(when),
             ))
-        opening = MARK + PLACEHOLDER_NONCE
-        if measure is len:  # characters add up: no block is built just to be measured
-            frame = len(opening) + len(SEPARATOR)
-            costs = [len(body) + frame for body in bodies]
-        else:
-            costs = [measure(f"{opening}{body}{SEPARATOR}") for body in bodies]
         blocks = ordered(range(len(ids)), block_keys, ids)
         # One sort; the other orders follow from it: within a kind the blocks are already in
         # time order (so this sort merges a few runs), and a stable sort by priority of the
@@ -130,10 +120,19 @@ class Columns:
         chronological = ordered(blocks, stamps, ids)
         return cls(
             items=list(items), ids=ids, stamps=stamps, priorities=priorities,
-            summaries=summaries, bodies=bodies, costs=costs, blocks=blocks,
+            summaries=summaries, bodies=bodies, blocks=blocks,
             chronological=chronological,
             importance=sorted(chronological, key=priorities.__getitem__),
             carried=[a for a in blocks if summaries[a] is not None],
             microseconds=any(s % 1_000_000 for s in stamps),
         )
 
+
+def block_costs(bodies: Sequence[str], measure: Callable[[str], int]) -> list[int]:
+    """Each block of ``bodies`` (:attr:`Columns.bodies`) with its mark, placeholder nonce and
+    separator, as ``measure`` counts it."""
+    opening = MARK + PLACEHOLDER_NONCE
+    if measure is len:  # characters add up: no block is built just to be measured
+        frame = len(opening) + len(SEPARATOR)
+        return [len(body) + frame for body in bodies]
+    return [measure(f"{opening}{body}{SEPARATOR}") for body in bodies]

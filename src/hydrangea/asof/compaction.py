@@ -28,7 +28,6 @@ from hydrangea.errors import SummaryPointerError
 __all__ = [
     "COMPACTION_ORIGIN",
     "check_summary_pointers",
-    "importance_key",
     "summary_id",
     "summary_item",
     "valid_pointers",
@@ -36,14 +35,6 @@ __all__ = [
 
 COMPACTION_ORIGIN = "compaction"
 """The provenance origin of every summary item the builder makes."""
-
-
-def importance_key(item: ContextItem) -> tuple[int, datetime, str]:
-    """Sort key, least important first: priority, then age in UTC (older first), then id.
-
-    Undated items (the builder never admits an undated untrusted item) would sort as oldest.
-    """
-    return (item.priority, utc(item.published_at), item.item_id)
 
 
 def valid_pointers(

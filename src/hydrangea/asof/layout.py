@@ -33,7 +33,6 @@ __all__ = [
     "block_body",
     "block_key",
     "data_message",
-    "in_block_order",
     "index_line",
     "split_trusted",
     "utc",
@@ -79,11 +78,6 @@ RANKS: Final = {kind: _block_rank(kind) for kind in ItemKind}
 def block_key(item: ContextItem) -> tuple[int, datetime, str]:
     """Order of the fenced blocks: kind rank, then ``published_at`` (in UTC), then id."""
     return (RANKS[item.kind], utc(item.published_at), item.item_id)
-
-
-def in_block_order(items: Sequence[ContextItem]) -> list[ContextItem]:
-    """``items`` sorted by :func:`block_key`."""
-    return sorted(items, key=block_key)
 
 
 def _trusted_key(item: ContextItem) -> tuple[int, str]:

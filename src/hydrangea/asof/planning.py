@@ -1,9 +1,9 @@
 """Choosing what a build that does not fit in full shows: one ordered sequence of degradations.
 
-The untrusted items are sorted once, least important first (:func:`importance_key`: priority,
-then age in UTC, then id), which groups them into priority classes. The planner reads them
-through their :class:`~hydrangea.asof.columns.Columns` (one pass over the items, in admission
-order), never item by item in sorted order. Each item can be shown at
+The untrusted items are sorted once, least important first (priority, then age in UTC, then
+id), which groups them into priority classes. The planner reads them through their
+:class:`~hydrangea.asof.columns.Columns` (one pass over the items, in admission order), never
+item by item in sorted order. Each item can be shown at
 one of five levels, from most to least room:
 
 ``FULL``  its fenced block;   ``NOTE``  a summary entry with its note (its first sentence);
@@ -65,7 +65,6 @@ from hydrangea.asof.summary import (
     SHORT_NOTE,
     StructuredSummary,
     entry_line,
-    first_sentence,
     heading,
     pointer_word,
     shorten,
@@ -108,17 +107,18 @@ class Level(IntEnum):
 @dataclass(frozen=True, slots=True)
 class Candidate:
     """One rendered state: the summary item (``None`` when nothing is summarized), the ids it
-    replaced (``source_ids``, in its pointers' order) and those items' positions
-    (``replaced``, least important first; see :class:`~hydrangea.asof.columns.Columns`), the
-    positions of the items only the index line covers (``indexed``, least important first),
-    the shown untrusted items in rendered order, the data message text and the exact token
-    count of the whole request."""
+    replaced (``source_ids``, in its pointers' order), the positions of the items only the
+    index line covers (``indexed``, least important first; see
+    :class:`~hydrangea.asof.columns.Columns`), the importance place from which items are shown
+    in full (``full_from``: those before it are summarized or indexed), the shown untrusted
+    items in rendered order, the data message text and the exact token count of the whole
+    request."""
 
     state: int
     summary: ContextItem | None
     source_ids: tuple[str, ...]
-    replaced: list[int]
     indexed: list[int]
+    full_from: int
     shown: tuple[ContextItem, ...]
     text: str | None
     tokens: int
@@ -166,6 +166,7 @@ class Planner:
         counter: TokenCounter,
         summarizer: Summarizer | AsyncSummarizer,
         columns: Columns,
+        costs: Sequence[int],
         fixed: int,
         budget: int,
         taken: Set[str],
@@ -186,14 +187,13 @@ class Planner:
             self.rank[position] = place
         self._extractive = summarizer if type(summarizer) is ExtractiveSummarizer else None
         extractor = self._extractive or ExtractiveSummarizer()
-        limit = extractor.limit
         self._notes = [  # by position, like every column
-            first_sentence(item.content, limit=limit) if carried is None else ""
+            extractor.note(item) if carried is None else ""
             for item, carried in zip(columns.items, columns.summaries, strict=True)
         ]
         self.scale = Fraction(1)  # a custom summarizer's writing, against extraction's
         self._seen: dict[int, Candidate] = {}
-        self._measure_costs([columns.costs[a] for a in self.order])
+        self._measure_costs(list(map(costs.__getitem__, self.order)))  # blocks, by position
         self._stages = self._make_stages()
         # the last state: every item indexed
         self.states = sum(s.stop - s.start for s in self._stages) + len(self.order)
@@ -473,7 +473,7 @@ class Planner:
             tokens = self._fixed + self._pieces_tokens(first_full, summary, index)
         else:
             tokens = self._fixed + self._count(text)
-        candidate = Candidate(state, summary, source_ids, summarized, indexed_at,
+        candidate = Candidate(state, summary, source_ids, indexed_at, first_full,
                               tuple(shown_items), text, tokens)
         self._seen[state] = candidate
         return candidate
