@@ -346,3 +346,8 @@ def test_the_pieces_of_a_data_message_add_up_under_openai_encodings(
     assert [counter.count(p) for p in placeholder] == [counter.count(p) for p in pieces]
     assert pieces[-1] == end_line(end)
     assert [b.content for b in unfence(text)] == [row[0] for row in rows]
+
+
+def test_a_data_message_without_blocks_is_its_notice_and_end_line() -> None:
+    nonce, end = nonces_of_bodies([])
+    assert data_text([]) == "".join(data_pieces([], nonce, end))

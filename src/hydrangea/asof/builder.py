@@ -276,9 +276,8 @@ class ContextBuilder:
         estimate = sum(costs) + fence_cost
         room = budget - fixed
         if estimate <= (room if per is None else room * per):
-            pieces = data_message([columns.bodies[a] for a in columns.blocks], None)
-            assert pieces is not None  # there are bodies
-            text = "".join(pieces)
+            text = data_message([columns.bodies[a] for a in columns.blocks], None)
+            assert text is not None  # there are bodies
             # o200k counts the pieces as measured: no second pass over the whole text
             tokens = fixed + (estimate if adds_up(self._counter) else count(text))
             if tokens <= budget:  # everything fits: nothing to plan or compact

@@ -32,9 +32,6 @@ __all__ = ["Columns", "block_costs", "moment", "ordered", "stamp"]
 
 _OLDEST: Final = datetime.min.replace(tzinfo=UTC)
 _MICROSECOND: Final = timedelta(microseconds=1)
-_SPAN: Final = 1 << 64
-"""Above every stamp (year 9999 is below 2**59): a kind's rank times it, plus a stamp, is one
-integer that orders as the pair."""
 
 
 def stamp(when: datetime | None) -> int:
@@ -98,7 +95,7 @@ class Columns:
         priorities: list[int] = []
         summaries: list[StructuredSummary | None] = []
         bodies: list[str] = []
-        block_keys: list[int] = []
+        kinds: list[int] = []  # each kind's place in the block order
         ranks = RANKS
         for item in items:
             when = item.published_at
@@ -108,20 +105,18 @@ class Columns:
             stamps.append(at)
             priorities.append(item.priority)
             summaries.append(item.summary)
-            block_keys.append(ranks[item.kind] * _SPAN + at)
+            kinds.append(ranks[item.kind])
             bodies.append(fence_body(
                 item.content, item_id=item_id, origin=item.provenance.origin,
                 kind=item.kind.value, published=published_label(when),
             ))
-        blocks = ordered(range(len(ids)), block_keys, ids)
-        # One sort; the other orders follow from it: within a kind the blocks are already in
-        # time order (so this sort merges a few runs), and a stable sort by priority of the
-        # time order is the importance order.
-        chronological = ordered(blocks, stamps, ids)
+        # One sort by time; a stable sort of that by kind is the block order, by priority the
+        # importance order (small integers: these two are cheap).
+        chronological = ordered(range(len(ids)), stamps, ids)
+        blocks = sorted(chronological, key=kinds.__getitem__)
         return cls(
             items=list(items), ids=ids, stamps=stamps, priorities=priorities,
-            summaries=summaries, bodies=bodies, blocks=blocks,
-            chronological=chronological,
+            summaries=summaries, bodies=bodies, blocks=blocks, chronological=chronological,
             importance=sorted(chronological, key=priorities.__getitem__),
             carried=[a for a in blocks if summaries[a] is not None],
             microseconds=any(s % 1_000_000 for s in stamps),

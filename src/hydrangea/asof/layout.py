@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Final, assert_never
 
-from hydrangea.asof.fence import data_pieces, fence_body, nonces_of_bodies, published_label
+from hydrangea.asof.fence import data_text, fence_body, published_label
 from hydrangea.asof.items import ContextItem, ItemKind, Trust
 from hydrangea.message import Message, Role
 
@@ -113,16 +113,13 @@ def index_line(count: int, first: datetime, last: datetime) -> str:
     )
 
 
-def data_message(bodies: Sequence[str], index: str | None) -> list[str] | None:
-    """The data message in pieces (see :func:`hydrangea.asof.fence.data_pieces`): the fenced
-    blocks, then the index line if any, after a line break; ``None`` when there is neither."""
+def data_message(bodies: Sequence[str], index: str | None) -> str | None:
+    """The data message: the fenced blocks (:func:`hydrangea.asof.fence.data_text`), then the
+    index line if any, after a line break; ``None`` when there is neither."""
     if not bodies:
-        return None if index is None else [index]
-    nonce, end = nonces_of_bodies(bodies)
-    pieces = data_pieces(bodies, nonce, end)
-    if index is not None:
-        pieces.append("\n" + index)
-    return pieces
+        return index
+    text = data_text(bodies)
+    return text if index is None else f"{text}\n{index}"
 
 
 def split_trusted(

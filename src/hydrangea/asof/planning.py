@@ -465,8 +465,7 @@ class Planner:
         if indexed_at:
             when = [columns.stamps[a] for a in indexed_at]
             index = index_line(len(indexed_at), moment(min(when)), moment(max(when)))
-        pieces = data_message(bodies, index)
-        text = None if pieces is None else "".join(pieces)
+        text = data_message(bodies, index)
         if text is None:
             tokens = self._fixed
         elif self._additive:  # the pieces add up: count only what was not counted yet
