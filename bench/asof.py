@@ -272,7 +272,7 @@ def scaling(repeats: int) -> dict[str, Any]:
     for n in SCALING_SIZES:
         items = _hydrangea_items(generate(n))
         budget = int(run_hydrangea(items, 10**12)["tokens"] * 0.5)
-        runs = [build_only(items, budget) for _ in range(repeats if n < 100_000 else 2)]
+        runs = [build_only(items, budget) for _ in range(repeats)]
         best = min(r["cpu_seconds"] for r in runs)
         rows.append({"items": n, "token_budget": budget, "build_cpu_seconds": best,
                      "us_per_item": best / n * 1e6, "shown": runs[0]["shown"]})

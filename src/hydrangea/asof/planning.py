@@ -36,7 +36,7 @@ starts, so a build never comes out empty when any state fits.
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Generator, Sequence, Set
 from dataclasses import dataclass
 from enum import IntEnum
@@ -280,14 +280,14 @@ class Planner:
 
     def _make_stages(self) -> list[_Stage]:
         stages: list[_Stage] = []
-        order, start = self.order, 0
-        priority = self._columns.priorities
-        for end in range(1, len(order) + 1):
-            if end == len(order) or priority[order[end]] != priority[order[start]]:
-                stages.append(_Stage(start, end, Level.FULL, Level.NOTE))
-                stages.append(_Stage(start, end, Level.NOTE, Level.SHORT))
-                stages.append(_Stage(start, end, Level.SHORT, Level.POINTER))
-                start = end
+        # the priorities along the importance order are the priorities sorted: each class
+        # is one run of them
+        ranked = sorted(self._columns.priorities)
+        for priority in sorted(set(ranked)):
+            start, end = bisect_left(ranked, priority), bisect_right(ranked, priority)
+            stages.append(_Stage(start, end, Level.FULL, Level.NOTE))
+            stages.append(_Stage(start, end, Level.NOTE, Level.SHORT))
+            stages.append(_Stage(start, end, Level.SHORT, Level.POINTER))
         return stages
 
     def _locate(self, state: int) -> tuple[int, int]:
