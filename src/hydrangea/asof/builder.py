@@ -8,8 +8,9 @@ first, and handed to ``on_rejection`` when one is given.
 
 Building counts the trusted messages; if they alone exceed the budget it raises
 :class:`ContextBudgetError`. The untrusted items are read once, in the order they were added
-(:mod:`hydrangea.asof.columns`): each block is rendered (without its nonce) and measured then;
-if everything fits, that is the result, and nothing is compacted. If not, the
+(:mod:`hydrangea.asof.columns`), each block rendered then (without its nonce); once the
+trusted content is counted, each block is measured once. If everything fits, that is the
+result, and nothing is compacted. If not, the
 planner (:mod:`hydrangea.asof.planning`) walks one sequence of states from "everything in full"
 to "everything counted by the index line", lower priorities first, and picks the first that
 fits. Since the last state must fit, a budget that cannot hold the trusted content and the
@@ -60,7 +61,7 @@ from hydrangea.asof.fence import (
 )
 from hydrangea.asof.items import ContextItem, Trust
 from hydrangea.asof.layout import assemble, data_message, index_line, split_trusted, utc
-from hydrangea.asof.planning import MAX_ATTEMPTS, Planner, adds_up
+from hydrangea.asof.planning import MAX_ATTEMPTS, Candidate, Planner, adds_up
 from hydrangea.asof.records import InMemoryRecordStore, RecordStore
 from hydrangea.asof.result import (
     BuiltContext,
@@ -300,21 +301,32 @@ class ContextBuilder:
         best = yield from planner.run(room)
         _warn_invalid(carried, valid, self._ids)
         summary = best.summary
-        # Stored in admission order (read along memory): the summarized and indexed items are
-        # those before the importance place ``full_from``; then the summary.
-        rank = planner.rank
+        self._store(columns, planner.rank, best)
+        compactions = () if summary is None else (Compaction(summary.item_id, best.source_ids),)
+        return self._result(
+            assemble(head, best.text, tail), best.tokens, (*head, *best.shown, *tail),
+            compactions, tuple(map(columns.ids.__getitem__, best.indexed)),
+        )
+
+    def _store(self, columns: Columns, rank: Sequence[int], best: Candidate) -> None:
+        """Put the items ``best`` summarized or indexed in the record store, in admission order
+        (read along memory), then its summary; store nothing if any conflicts with a stored
+        record (:class:`DuplicateItemError` names the first conflicting summarized item in
+        importance order, else the first indexed one, else the summary). ``rank``: each
+        position's importance place."""
         kept_at = [a for a, place in enumerate(rank) if place < best.full_from]
         kept = list(map(columns.items.__getitem__, kept_at))
         records = self._records
         conflicts = [a for a, item_id, item in zip(kept_at, map(columns.ids.__getitem__, kept_at),
                                                    kept, strict=True)
                      if (held := records.get(item_id)) is not None and held != item]
-        if conflicts:  # nothing is stored; named as before: summarized, then indexed items
+        if conflicts:
             indexed = len(best.indexed)
             first = min(conflicts, key=lambda a: (rank[a] < indexed, rank[a]))
             raise DuplicateItemError(
                 f"the record store holds a different record under {columns.ids[first]!r}"
             )
+        summary = best.summary
         if summary is not None:
             held = records.get(summary.item_id)
             if held is not None and held != summary:
@@ -324,11 +336,6 @@ class ContextBuilder:
             kept.append(summary)
         for item in kept:
             records.put(item)
-        compactions = () if summary is None else (Compaction(summary.item_id, best.source_ids),)
-        return self._result(
-            assemble(head, best.text, tail), best.tokens, (*head, *best.shown, *tail),
-            compactions, tuple(map(columns.ids.__getitem__, best.indexed)),
-        )
 
     def _result(
         self, messages: tuple[Message, ...], tokens: int, shown: Sequence[ContextItem],

@@ -68,12 +68,12 @@ class Columns:
     """The untrusted items of one build and what it reads of them, by position.
 
     ``bodies`` are the fenced blocks without mark and nonce
-    (:func:`~hydrangea.asof.layout.block_body`); ``blocks`` the positions in block
-    order (:func:`~hydrangea.asof.layout.block_key`), ``chronological`` by time (in UTC), then
-    id, ``importance`` in importance order
-    (priority, then time, then id: least important first); ``carried``
-    the positions of the items carrying a summary, in block order; ``microseconds`` whether any
-    item's time has a fraction of a second (its label is then longer)."""
+    (:func:`~hydrangea.asof.layout.block_body`). Three orders of the positions:
+    ``chronological`` (time in UTC, then id), ``blocks`` (block order,
+    :func:`~hydrangea.asof.layout.block_key`: kind, time, id) and ``importance`` (priority,
+    time, id: least important first). ``carried``: the positions of the items carrying a
+    summary, in block order; ``microseconds``: whether any item's time has a fraction of a
+    second (its label is then longer)."""
 
     items: list[ContextItem]
     ids: list[str]
