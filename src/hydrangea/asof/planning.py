@@ -1,10 +1,10 @@
 """Choosing what a build that does not fit in full shows: one ordered sequence of degradations.
 
-The untrusted items are sorted once, least important first (priority, then age in UTC, then
-id), which groups them into priority classes. The planner reads them through their
+The untrusted items are ranked least important first (priority, then age in UTC, then id),
+which groups them into priority classes. The planner reads them through their
 :class:`~hydrangea.asof.columns.Columns` (one pass over the items, in admission order), never
-item by item in sorted order. Each item can be shown at
-one of five levels, from most to least room:
+item by item in sorted order. Each item can be shown at one of five levels, from most to least
+room:
 
 ``FULL``  its fenced block;   ``NOTE``  a summary entry with its note (its first sentence);
 ``SHORT`` an entry with the note shortened (:data:`~hydrangea.asof.summary.SHORT_NOTE`);
