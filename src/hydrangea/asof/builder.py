@@ -317,9 +317,11 @@ class ContextBuilder:
         kept_at = [a for a, place in enumerate(rank) if place < best.full_from]
         kept = list(map(columns.items.__getitem__, kept_at))
         records = self._records
-        conflicts = [a for a, item_id, item in zip(kept_at, map(columns.ids.__getitem__, kept_at),
-                                                   kept, strict=True)
-                     if (held := records.get(item_id)) is not None and held != item]
+        conflicts = []
+        for a, item in zip(kept_at, kept, strict=True):
+            held = records.get(columns.ids[a])
+            if held is not None and held != item:
+                conflicts.append(a)
         if conflicts:
             indexed = len(best.indexed)
             first = min(conflicts, key=lambda a: (rank[a] < indexed, rank[a]))

@@ -72,8 +72,7 @@ class Columns:
     ``chronological`` (time in UTC, then id), ``blocks`` (block order,
     :func:`~hydrangea.asof.layout.block_key`: kind, time, id) and ``importance`` (priority,
     time, id: least important first). ``carried``: the positions of the items carrying a
-    summary, in block order; ``microseconds``: whether any item's time has a fraction of a
-    second (its label is then longer)."""
+    summary, in block order."""
 
     items: list[ContextItem]
     ids: list[str]
@@ -85,7 +84,6 @@ class Columns:
     chronological: list[int]
     importance: list[int]
     carried: list[int]
-    microseconds: bool
 
     @classmethod
     def gather(cls, items: Sequence[ContextItem]) -> Columns:
@@ -119,7 +117,6 @@ class Columns:
             summaries=summaries, bodies=bodies, blocks=blocks, chronological=chronological,
             importance=sorted(chronological, key=priorities.__getitem__),
             carried=[a for a in blocks if summaries[a] is not None],
-            microseconds=any(s % 1_000_000 for s in stamps),
         )
 
 
@@ -127,7 +124,4 @@ def block_costs(bodies: Sequence[str], measure: Callable[[str], int]) -> list[in
     """Each block of ``bodies`` (:attr:`Columns.bodies`) with its mark, placeholder nonce and
     separator, as ``measure`` counts it."""
     opening = MARK + PLACEHOLDER_NONCE
-    if measure is len:  # characters add up: no block is built just to be measured
-        frame = len(opening) + len(SEPARATOR)
-        return [len(body) + frame for body in bodies]
     return [measure(f"{opening}{body}{SEPARATOR}") for body in bodies]

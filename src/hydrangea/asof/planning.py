@@ -253,9 +253,8 @@ class Planner:
         # The longest label, the first of its length in importance order: one with a fraction
         # of a second when any has one (every dated label is as long as any other otherwise).
         stamps = columns.stamps
-        first = next((a for a in order if stamps[a] % 1_000_000), None) if (
-            columns.microseconds
-        ) else (order[0] if order else None)
+        fractional = any(s % 1_000_000 for s in stamps)
+        first = next((a for a in order if not fractional or stamps[a] % 1_000_000), None)
         longest = "-" if first is None else published_label(columns.items[first].published_at)
         frame = fence_body(
             "", item_id="summary-" + "0" * 12 + "-99", origin=COMPACTION_ORIGIN,
@@ -436,10 +435,8 @@ class Planner:
         sources: list[int] = []
         source_ids: tuple[str, ...] = ()
         if summarized:
-            picked = bytearray(len(order))
-            for a in summarized:
-                picked[a] = 1
-            sources = [a for a in columns.chronological if picked[a]]
+            sources = [a for a in columns.chronological
+                       if first_summarized <= rank[a] < first_full]
             with span("hydrangea.asof.compaction", {"hydrangea.items": len(sources)}):
                 model: StructuredSummary | None = None
                 if self._extractive is None:
