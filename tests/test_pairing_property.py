@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -212,3 +213,47 @@ def test_feeding_more_items_continues_from_the_same_state(
         head = adapter.pairing(items[:cut])
         whole = adapter.pairing(items)
         assert set(head.ids().items()) <= set(whole.ids().items())
+
+
+@given(history=histories, gateway=st.sampled_from(list(GatewayType)))
+def test_a_pairing_splits_where_no_call_is_open_as_the_oracle_pairs_each_side(
+    history: list[tuple[str, list[Any]]], gateway: GatewayType
+) -> None:
+    """``Pairing.split(end)``, at every end no call is open across (by the oracle: each call
+    before it answered before it), is the oracle's pairing of the items before ``end`` and the
+    whole history's from ``end`` on, counted from ``end``; the id-less calls are counted per
+    name from the native items; at any other end it refuses."""
+    items = native(gateway, history)
+    pairing = adapter_for(gateway).pairing(items)
+    answer, orphans, unanswered = oracle(gateway, items)
+    calls, _ = extract(gateway, items)
+    for end in range(len(items) + 1):
+        open_across = any(c[0] < end for c in unanswered) or any(
+            c[0] < end <= r[0] for c, r in answer.items()
+        )
+        if open_across:
+            with pytest.raises(ValueError, match="split"):
+                pairing.split(end)
+            continue
+        head, tail = pairing.split(end)
+        head_answer, head_orphans, head_unanswered = oracle(gateway, items[:end])
+        assert dict(head.answer) == head_answer
+        assert set(head.orphans) == head_orphans
+        assert set(head.unanswered) == head_unanswered == set()
+        assert dict(head.answered) == {r: c for c, r in head_answer.items()}
+        assert dict(tail.answer) == {
+            (c[0] - end, c[1]): (r[0] - end, r[1]) for c, r in answer.items() if c[0] >= end
+        }
+        assert dict(tail.answered) == {r: c for c, r in tail.answer.items()}
+        assert set(tail.orphans) == {(s[0] - end, s[1]) for s in orphans if s[0] >= end}
+        assert set(tail.unanswered) == {(s[0] - end, s[1]) for s in unanswered}
+        idless: dict[str, int] = {}
+        for call in calls:
+            if call.ident is None and call.site[0] < end:
+                idless[call.name] = idless.get(call.name, 0) + 1
+        assert dict(head.counted) == idless
+        assert dict(tail.counted) == dict(pairing.counted)
+        assert [site for site, _, _ in head.calls] == [c.site for c in calls if c.site[0] < end]
+        assert [(site[0] + end, site[1]) for site, _, _ in tail.calls] == [
+            c.site for c in calls if c.site[0] >= end
+        ]

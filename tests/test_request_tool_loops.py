@@ -29,6 +29,7 @@ from hydrangea.context import Context
 from hydrangea.gateway import GatewayType
 from hydrangea.message import Message, Role, ToolResultPart
 from hydrangea.providers.anthropic.adapter import AnthropicAdapter
+from hydrangea.providers.anthropic.caching import AnthropicCaching, cached_anthropic_kwargs
 from hydrangea.providers.native import NativeContent
 from tests.test_request_cache import ALL, dumped, latest_compaction, oracle
 
@@ -274,3 +275,73 @@ def test_anthropic_a_detached_last_item_keeps_the_rest_of_the_prefix_cached(
         if t > 1:
             assert cost <= 12, (t, given_items)
     assert dumped(context.request()) == dumped(oracle(context, len(context), []))
+
+
+@pytest.mark.parametrize(
+    "gateway", [g for g in ALL if g is not GatewayType.gemini]  # (Gemini merges turns)
+)
+def test_a_closed_request_builds_each_new_item_once(
+    gateway: GatewayType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """User, request, call, result, request, turn after turn: on a gateway that merges no
+    turns the builder is handed each item once over the turn's two requests, the one-word seam
+    anchors aside (before, the cached prefix stopped one item before a request's end, so the
+    result was built twice: in that request's tail, and again in the next turn)."""
+    context = Context(gateway)
+    adapter_type = type(context._requests._adapter)
+    anchor = context._requests._adapter.seam_anchor([{"role": "user"}])
+    build = adapter_type.build_request
+    given_items: list[int] = []
+
+    def counting(self: Any, items: Any) -> dict[str, Any]:
+        items = list(items)
+        given_items.append(sum(1 for item in items if item != anchor))
+        return build(self, items)
+
+    monkeypatch.setattr(adapter_type, "build_request", counting)
+    for t in range(12):
+        given_items.clear()
+        begin = len(context)
+        context.emplace_message(Message(role=Role.user, content=f"task {t}"))
+        context.request()  # the request the model answers with the call
+        body, refs = model_step(gateway, [f"c{t}"], server=False, idless=False)
+        context.push_back(body)
+        context.emplace_message(Message(role=Role.user, content=(
+            ToolResultPart(call_id=refs[0], content="r"),)))
+        sent = context.request()
+        cost = sum(given_items)  # (before the oracle's own build)
+        assert dumped(sent) == dumped(oracle(context, len(context), [])), (gateway, t)
+        if t:
+            assert cost == len(context) - begin, (gateway, t, given_items)
+
+
+def test_anthropic_a_detached_last_item_keeps_the_prefix_token_count() -> None:
+    """The placement counts the prefix's tokens once per block while it grows: a reminder
+    detached after each request (below the cached prefix) keeps the counts of the blocks
+    before it, so a turn counts only its own blocks however long the history (before, each
+    detach emptied the placement's memo and every request counted the prefix from its
+    start), and each request still equals a fresh placement."""
+    counted: list[str] = []
+
+    class Counting:
+        def count(self, text: str) -> int:
+            counted.append(text)
+            return len(text)
+
+    caching = AnthropicCaching(counter=Counting(), min_tokens=10**9)  # (never enough: all count)
+    context = Context(GatewayType.anthropic)
+    for t in range(30):
+        context.emplace_message(Message(role=Role.user, content=f"task {t}"))
+        body, refs = model_step(GatewayType.anthropic, [f"c{t}"], server=False, idless=False)
+        context.push_back(body)
+        context.emplace_message(Message(role=Role.user, content=(
+            ToolResultPart(call_id=refs[0], content="r"),)))
+        context.emplace_message(Message(role=Role.user, content=f"reminder {t}"))
+        counted.clear()
+        sent = context.request(caching=caching)
+        cost = len(counted)
+        fresh = cached_anthropic_kwargs(context.adapter, list(context), caching=caching)
+        assert dumped(sent) == dumped(fresh), t
+        context.detach_tail(len(context) - 1)
+        if t > 1:
+            assert cost <= 8, (t, cost)

@@ -97,6 +97,7 @@ class RequestCache:
         "_on",
         "_requests",
         "_seen",
+        "_shared",
         "_stuck",
         "lock",
         "memo",
@@ -119,8 +120,10 @@ class RequestCache:
         self._counts = [0, 0]  # requests built on a cached prefix, requests built whole
         self._built = 0  # items the last request handed to the builder (overlay runs kept aside)
         self._on = self._checkpoints[0]  # the checkpoint the last request was built on
+        self._shared: dict[int, int] = {}  # boundary -> messages shared (see shared_messages)
         self.memo: dict[str, Any] = {}
-        """Anthropic: the breakpoint placement's memo for this prefix (emptied on a detach)."""
+        """Anthropic: the breakpoint placement's memo for this prefix (a detach below the
+        prefix leaves in it what holds for the prefix kept: ``Adapter.keep_memo``)."""
         self.lock = threading.Lock()
         """Held while a request is built (``Context.build_incremental``): one at a time."""
 
@@ -142,8 +145,12 @@ class RequestCache:
             return
         while self._checkpoints[-1].items > keep and len(self._checkpoints) > 1:
             self._checkpoints.pop()
-        self.memo.clear()
         kept = self._checkpoints[-1]
+        # (a count stopping inside the kept messages still holds: see shared_messages)
+        self._shared = {
+            b: n for b, n in self._shared.items() if b <= kept.items and n < kept.messages
+        }
+        self._adapter.keep_memo(self.memo, kept.messages, kept.blocks)
         del self._messages[kept.messages :]
         self._lender.cut(kept.messages)
         self._blocks.cut(kept.messages, kept.blocks)
@@ -368,10 +375,11 @@ class RequestCache:
         messages = full.get(self._key) or []
         # Anthropic: a boundary's count is kept for later requests when it stops inside the
         # messages of the latest checkpoint, which this request was built on (they are the
-        # same objects in every request built on it, whatever its tail)
+        # same objects in every request built on it, whatever its tail; a detach keeps the
+        # counts that stop inside the messages it keeps)
         latest = self._checkpoints[-1]
         memo = self._adapter.places_breakpoints and self._on is latest
-        shared: dict[int, int] = self.memo.setdefault("shared", {})
+        shared = self._shared
         hit = shared.get(boundary) if memo else None
         if hit is not None:
             return min(hit, len(messages))
@@ -447,10 +455,9 @@ class RequestCache:
             return
         self._stuck = attempt  # until a boundary is taken below
         whole = stable >= len(source)
-        if whole and not self._adapter.places_breakpoints:
-            # the boundary needs the item after it (Gemini merging) known; a builder that
-            # places breakpoints merges no turns: the items' own request is a prefix of every
-            # longer one's
+        if whole and self._adapter.merges_turns:
+            # the boundary needs the item after it known (Gemini merges turns); a builder that
+            # merges none makes the items' own request a prefix of every longer one's
             stable = len(source) - 1
             if stable <= p:
                 return
@@ -458,19 +465,18 @@ class RequestCache:
         before = self._checkpoints[-1]
         pairing = self._pairing(segment, before.counted)
         ends = self._closed_ends(segment, pairing)
-        if whole and len(ends) > 1 and ends[0] == len(segment):
-            # Anthropic: the request's last item is often detached before the next one (a
-            # reminder sent once): a checkpoint before it keeps the rest of the prefix cached
-            head = segment[: ends[1]]
-            if self._take(source, p, head, self._pairing(head, before.counted)):
+        if whole and len(ends) > 1 and ends[0] == len(segment) and ends[1] == len(segment) - 1:
+            # the request's last item is often detached before the next one (a reminder sent
+            # once): a checkpoint right before it keeps the rest of the prefix cached
+            head, rest = segment[: ends[1]], segment[ends[1] :]
+            paired_head, paired_rest = pairing.split(ends[1])
+            if self._take(source, p, head, paired_head):
                 self._stuck = None
-                rest = segment[ends[1] :]
-                counted = self._checkpoints[-1].counted
-                self._take(source, p + len(head), rest, self._pairing(rest, counted))
+                self._take(source, p + len(head), rest, paired_rest)
                 return
-        for end in ends:
+        for end in ends:  # (no call is open across a closed end: the pairing splits there)
             if end < len(segment):
-                pairing = self._pairing(segment[:end], before.counted)
+                pairing = pairing.split(end)[0]
             if self._take(source, p, segment[:end], pairing):
                 self._stuck = None
                 return

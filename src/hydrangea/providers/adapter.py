@@ -175,6 +175,13 @@ class Adapter(ABC):
         """What the request cache keeps beside its cached ``messages`` for this provider."""
         return PrefixTracker()
 
+    def keep_memo(self, memo: dict[str, Any], messages: int, size: int) -> None:
+        """A request cache cut its prefix back to its first ``messages`` messages (``size``
+        units of :meth:`prefix_tracker`): leave in ``memo``, what :meth:`breakpoint_request`
+        memoized of the prefix, only what still holds for the prefix kept. The default
+        forgets it all."""
+        memo.clear()
+
     def places_breakpoints_for(self, caching: CachePolicy | None) -> bool:
         """Whether a request for the whole Context with ``caching`` carries breakpoints the
         library places (the request cache then hands :meth:`breakpoint_request` its plan). The

@@ -128,6 +128,59 @@ class Pairing:
                 found.append((result, ident))
         return out
 
+    def split(self, end: int) -> tuple[Pairing, Pairing]:
+        """The pairings of the items before ``end`` and of the items from ``end`` on (their
+        sites counted from ``end``, their id-less calls counted on from the first's), for an
+        ``end`` that no call is open across: every call before it answered before it.
+
+        Items are paired in order, so the first is this pairing's state at ``end``; with no
+        call left open there, no result from ``end`` on can answer an earlier call, so the
+        second is what pairing those items on their own gives. O(calls + orphans), no item
+        read again. :class:`ValueError` when a call before ``end`` is still open at ``end``.
+        """
+        head_answer: dict[Site, Site] = {}
+        tail_answer: dict[Site, Site] = {}
+        for asked, result in self.answer.items():
+            if asked[0] >= end:
+                tail_answer[(asked[0] - end, asked[1])] = (result[0] - end, result[1])
+            elif result[0] < end:
+                head_answer[asked] = result
+            else:
+                raise ValueError(f"call {asked} is answered at {result}, past the split at {end}")
+        if any(site[0] < end for site in self.unanswered):
+            raise ValueError(f"a call before the split at {end} is unanswered")
+        head_counted = dict(self.counted)
+        head_calls: list[tuple[Site, CallSite, str]] = []
+        tail_calls: list[tuple[Site, CallSite, str]] = []
+        for site, call, ident in self.calls:
+            if site[0] < end:
+                head_calls.append((site, call, ident))
+                continue
+            tail_calls.append(((site[0] - end, site[1]), call, ident))
+            if call.id is None:  # (its ordinal was counted past the split)
+                left = head_counted[call.name] - 1
+                if left:
+                    head_counted[call.name] = left
+                else:
+                    del head_counted[call.name]
+        head = Pairing(
+            calls=tuple(head_calls),
+            answer=head_answer,
+            answered={result: asked for asked, result in head_answer.items()},
+            unanswered=(),
+            orphans=frozenset(site for site in self.orphans if site[0] < end),
+            counted=head_counted,
+        )
+        tail = Pairing(
+            calls=tuple(tail_calls),
+            answer=tail_answer,
+            answered={result: asked for asked, result in tail_answer.items()},
+            unanswered=tuple((site[0] - end, site[1]) for site in self.unanswered),
+            orphans=frozenset((s[0] - end, s[1]) for s in self.orphans if s[0] >= end),
+            counted=dict(self.counted),
+        )
+        return head, tail
+
     def ids(self) -> dict[Site, str]:
         """The effective id of the call at each call site (built on demand, O(calls))."""
         return {site: ident for site, _, ident in self.calls}

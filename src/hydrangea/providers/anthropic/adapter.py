@@ -46,7 +46,11 @@ from hydrangea.providers.anthropic._request import (
     build_anthropic_request,
 )
 from hydrangea.providers.anthropic.blocks import PrefixBlocks
-from hydrangea.providers.anthropic.caching import AnthropicCaching, cached_anthropic_kwargs
+from hydrangea.providers.anthropic.caching import (
+    AnthropicCaching,
+    cached_anthropic_kwargs,
+    keep_memo,
+)
 from hydrangea.providers.anthropic.management import ThresholdCompaction
 from hydrangea.providers.features import RequestFeature
 from hydrangea.providers.native import NativeContent, copy_json
@@ -112,6 +116,11 @@ class AnthropicAdapter(Adapter):
     def prefix_tracker(self, messages: Sequence[object]) -> PrefixBlocks:
         """The cached messages' content blocks, for the breakpoint placement."""
         return PrefixBlocks(messages)
+
+    def keep_memo(self, memo: dict[str, Any], messages: int, size: int) -> None:
+        """What the placement memoized of the blocks kept
+        (:func:`~hydrangea.providers.anthropic.caching.keep_memo`)."""
+        keep_memo(memo, messages, size)
 
     def breakpoint_request(
         self,

@@ -57,6 +57,7 @@ __all__ = [
     "CacheTTL",
     "cache_anthropic_request",
     "cached_anthropic_kwargs",
+    "keep_memo",
     "marker_positions",
     "minimum_cacheable_tokens",
     "request_blocks",
@@ -392,6 +393,24 @@ def _memo_prefix_tokens(
         out.append(total)
     memo["tokens"] = (counter_key, enough, values, out, fixed)
     return out
+
+
+def keep_memo(memo: dict[str, Any], messages: int, blocks: int) -> None:
+    """Cut the placement ``memo`` back to a prefix cut back to its first ``messages`` messages
+    and ``blocks`` blocks (a request cache's detach): what holds for the blocks kept stays.
+
+    A last markable block before a message count stays for counts up to ``messages`` (it is
+    read off the blocks before that message). The prefix's token counts stay, trusted without
+    a look only for the ``blocks`` kept: past them each block is compared with the one counted
+    (the same object) before its count is used again.
+    """
+    last = memo.get("last")
+    if last:
+        memo["last"] = {m: found for m, found in last.items() if m <= messages}
+    tokens = memo.get("tokens")
+    if tokens is not None:
+        key, enough, values, out, fixed = tokens
+        memo["tokens"] = (key, enough, values, out, min(fixed, blocks))
 
 
 def _last_markable(blocks: Sequence[_Block], start: int, stop: int) -> int | None:
