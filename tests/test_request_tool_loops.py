@@ -345,3 +345,5 @@ def test_anthropic_a_detached_last_item_keeps_the_prefix_token_count() -> None:
         context.detach_tail(len(context) - 1)
         if t > 1:
             assert cost <= 8, (t, cost)
+        cache = context._requests  # (what it keeps beside the counts does not grow)
+        assert len(cache.memo.get("last", ())) + len(cache._shared) <= 8, t

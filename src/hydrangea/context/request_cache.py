@@ -146,10 +146,7 @@ class RequestCache:
         while self._checkpoints[-1].items > keep and len(self._checkpoints) > 1:
             self._checkpoints.pop()
         kept = self._checkpoints[-1]
-        # (a count stopping inside the kept messages still holds: see shared_messages)
-        self._shared = {
-            b: n for b, n in self._shared.items() if b <= kept.items and n < kept.messages
-        }
+        self._shared.clear()
         self._adapter.keep_memo(self.memo, kept.messages, kept.blocks)
         del self._messages[kept.messages :]
         self._lender.cut(kept.messages)
@@ -375,8 +372,7 @@ class RequestCache:
         messages = full.get(self._key) or []
         # Anthropic: a boundary's count is kept for later requests when it stops inside the
         # messages of the latest checkpoint, which this request was built on (they are the
-        # same objects in every request built on it, whatever its tail; a detach keeps the
-        # counts that stop inside the messages it keeps)
+        # same objects in every request built on it, whatever its tail)
         latest = self._checkpoints[-1]
         memo = self._adapter.places_breakpoints and self._on is latest
         shared = self._shared

@@ -397,16 +397,14 @@ def _memo_prefix_tokens(
 
 def keep_memo(memo: dict[str, Any], messages: int, blocks: int) -> None:
     """Cut the placement ``memo`` back to a prefix cut back to its first ``messages`` messages
-    and ``blocks`` blocks (a request cache's detach): what holds for the blocks kept stays.
+    and ``blocks`` blocks (a request cache's detach): the prefix's token counts stay.
 
-    A last markable block before a message count stays for counts up to ``messages`` (it is
-    read off the blocks before that message). The prefix's token counts stay, trusted without
-    a look only for the ``blocks`` kept: past them each block is compared with the one counted
-    (the same object) before its count is used again.
+    They are trusted without a look only for the ``blocks`` kept; past them each block is
+    compared with the one counted (the same object) before its count is used again, so a
+    prefix that grows back to the minimum is not counted again from its start. The last
+    markable block before each message count is forgotten (found again in a few steps).
     """
-    last = memo.get("last")
-    if last:
-        memo["last"] = {m: found for m, found in last.items() if m <= messages}
+    memo.pop("last", None)
     tokens = memo.get("tokens")
     if tokens is not None:
         key, enough, values, out, fixed = tokens
