@@ -30,6 +30,7 @@ from hydrangea.gateway import GatewayType
 from hydrangea.message import Message, Role, ToolResultPart
 from hydrangea.providers.anthropic.adapter import AnthropicAdapter
 from hydrangea.providers.anthropic.caching import AnthropicCaching, cached_anthropic_kwargs
+from hydrangea.providers.gemini.adapter import GeminiAdapter
 from hydrangea.providers.native import NativeContent
 from tests.test_request_cache import ALL, dumped, latest_compaction, oracle
 
@@ -347,3 +348,37 @@ def test_anthropic_a_detached_last_item_keeps_the_prefix_token_count() -> None:
             assert cost <= 8, (t, cost)
         cache = context._requests  # (what it keeps beside the counts does not grow)
         assert len(cache.memo.get("last", ())) + len(cache._shared) <= 8, t
+
+
+def test_gemini_a_boundary_the_next_turn_merges_into_is_not_built(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A reminder after each tool result (a user turn that merges into the result's user
+    turn) keeps the boundary after the result out of reach: the cache sees that from the items
+    (``Adapter.merges_with``) and does not build the segment up to it only to refuse it: each
+    item that stays is built at most twice, in the tail of one request and when the cache takes
+    it in (before, the refused segment was built too: 11 items a turn for 3 kept, now 6)."""
+    given_items: list[int] = []
+    build = GeminiAdapter.build_counted
+
+    def counting(self: GeminiAdapter, items: Any, pairing_of: Any) -> dict[str, Any]:
+        given_items.append(len(items) - 1)  # (the seam anchor aside)
+        return build(self, items, pairing_of)
+
+    monkeypatch.setattr(GeminiAdapter, "build_counted", counting)
+    context = Context(GatewayType.gemini)
+    for t in range(20):
+        given_items.clear()
+        begin = len(context)
+        context.emplace_message(Message(role=Role.user, content=f"task {t}"))
+        body, refs = model_step(GatewayType.gemini, [f"c{t}"], server=False, idless=False)
+        context.push_back(body)
+        context.emplace_message(Message(role=Role.user, content=(
+            ToolResultPart(call_id=refs[0], content="r"),)))
+        context.emplace_message(Message(role=Role.user, content=f"reminder {t}"))
+        sent = context.request()
+        cost = sum(given_items)  # (before the oracle's own build)
+        assert dumped(sent) == dumped(oracle(context, len(context), [])), t
+        context.detach_tail(len(context) - 1)
+        if t > 1:
+            assert cost <= 2 * (len(context) - begin), (t, given_items)

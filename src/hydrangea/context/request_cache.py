@@ -525,6 +525,8 @@ class RequestCache:
         stable = p + len(segment)
         if not self._ends_exact(segment, pairing):
             return False
+        if stable < len(source) and self._adapter.merges_with(segment[-1], source[stable]):
+            return False  # (closes_turn would refuse it below: not built for nothing)
         before = self._checkpoints[-1]
         # (an adapter pairing by name counts id-less calls on from the prefix's counts)
         counted = pairing.counted if self._adapter.pairs_by_name else None

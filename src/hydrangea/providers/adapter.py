@@ -171,6 +171,12 @@ class Adapter(ABC):
         end before ``following``: always, unless the builder :attr:`merges_turns`."""
         return True
 
+    def merges_with(self, item: NativeContent, following: NativeContent) -> bool:
+        """True if ``following`` surely merges into the turn ``item`` is sent in, so that
+        :meth:`closes_turn` would refuse a cached prefix ending at ``item`` (asked before
+        that prefix is built; ``False`` when unsure). The default: never."""
+        return False
+
     def prefix_tracker(self, messages: Sequence[object]) -> PrefixTracker:
         """What the request cache keeps beside its cached ``messages`` for this provider."""
         return PrefixTracker()

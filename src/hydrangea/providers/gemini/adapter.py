@@ -106,6 +106,12 @@ class GeminiAdapter(Adapter):
         role = "model" if following.get("role") == "model" else "user"
         return bool(last["role"] != role)
 
+    def merges_with(self, item: NativeContent, following: NativeContent) -> bool:
+        """Both have parts and are turns of one role (a system item goes in a user turn)."""
+        if not item.get("parts") or not following.get("parts"):
+            return False
+        return (item.get("role") == "model") == (following.get("role") == "model")
+
     def tool_declarations(self, tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
         """One tool entry of ``function_declarations`` (for ``config["tools"]``)."""
         return declarations(tools)
