@@ -24,8 +24,12 @@ A boundary is only used when that composition is exact for the gateway:
   request (the cached turn is not changed).
 
 The boundary always exists: each request moves the cached prefix up to the last position at or
-before its stable part (non-Anthropic: before its last item) that obeys these rules: in a tool
-loop, the position right before the call still waiting for its result. ``incremental``,
+before its stable part (on Gemini, whose turns merge, before its last item) that obeys these
+rules: in a tool loop, the position right before the call still waiting for its result; a
+request that ends closed takes all of it, so each item is built once as the cache takes it in
+(a boundary the next item surely merges into is refused before it is built:
+``Adapter.merges_with``). One pairing of the new segment serves every end tried
+(``Pairing.split``). ``incremental``,
 ``from_scratch`` and ``built_items`` count what each request cost.
 
 A detach below the cached prefix cuts the cache back to the last boundary before it.
