@@ -106,6 +106,17 @@ def pool(gateway: GatewayType) -> list[tuple[NativeContent, ...]]:
     return out
 
 
+def reminder_turn(context: Context, t: int) -> None:
+    """Turn ``t`` of a tool loop that ends in a reminder: a user task, the model's call, its
+    result, then a user reminder (sent once, then detached by the caller)."""
+    context.emplace_message(Message(role=Role.user, content=f"task {t}"))
+    body, refs = model_step(context.gateway, [f"c{t}"], server=False, idless=False)
+    context.push_back(body)
+    context.emplace_message(Message(role=Role.user, content=(
+        ToolResultPart(call_id=refs[0], content="r"),)))
+    context.emplace_message(Message(role=Role.user, content=f"reminder {t}"))
+
+
 @dataclass
 class Session:
     context: Context
@@ -263,12 +274,7 @@ def test_anthropic_a_detached_last_item_keeps_the_rest_of_the_prefix_cached(
     context = Context(GatewayType.anthropic)
     for t in range(30):
         given_items.clear()
-        context.emplace_message(Message(role=Role.user, content=f"task {t}"))
-        body, refs = model_step(GatewayType.anthropic, [f"c{t}"], server=False, idless=False)
-        context.push_back(body)
-        context.emplace_message(Message(role=Role.user, content=(
-            ToolResultPart(call_id=refs[0], content="r"),)))
-        context.emplace_message(Message(role=Role.user, content=f"reminder {t}"))
+        reminder_turn(context, t)
         sent = context.request()
         cost = sum(given_items)  # (before the oracle's own build)
         assert dumped(sent) == dumped(oracle(context, len(context), []))
@@ -332,12 +338,7 @@ def test_anthropic_a_detached_last_item_keeps_the_prefix_token_count() -> None:
     caching = AnthropicCaching(counter=Counting(), min_tokens=10**9)  # (never enough: all count)
     context = Context(GatewayType.anthropic)
     for t in range(30):
-        context.emplace_message(Message(role=Role.user, content=f"task {t}"))
-        body, refs = model_step(GatewayType.anthropic, [f"c{t}"], server=False, idless=False)
-        context.push_back(body)
-        context.emplace_message(Message(role=Role.user, content=(
-            ToolResultPart(call_id=refs[0], content="r"),)))
-        context.emplace_message(Message(role=Role.user, content=f"reminder {t}"))
+        reminder_turn(context, t)
         counted.clear()
         sent = context.request(caching=caching)
         cost = len(counted)
@@ -370,12 +371,7 @@ def test_gemini_a_boundary_the_next_turn_merges_into_is_not_built(
     for t in range(20):
         given_items.clear()
         begin = len(context)
-        context.emplace_message(Message(role=Role.user, content=f"task {t}"))
-        body, refs = model_step(GatewayType.gemini, [f"c{t}"], server=False, idless=False)
-        context.push_back(body)
-        context.emplace_message(Message(role=Role.user, content=(
-            ToolResultPart(call_id=refs[0], content="r"),)))
-        context.emplace_message(Message(role=Role.user, content=f"reminder {t}"))
+        reminder_turn(context, t)
         sent = context.request()
         cost = sum(given_items)  # (before the oracle's own build)
         assert dumped(sent) == dumped(oracle(context, len(context), [])), t
