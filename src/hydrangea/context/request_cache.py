@@ -465,11 +465,11 @@ class RequestCache:
         before = self._checkpoints[-1]
         pairing = self._pairing(segment, before.counted)
         ends = self._closed_ends(segment, pairing)
-        if whole and len(ends) > 1 and ends[0] == len(segment) and ends[1] == len(segment) - 1:
+        if whole and ends[:2] == [len(segment), len(segment) - 1]:
             # the request's last item is often detached before the next one (a reminder sent
             # once): a checkpoint right before it keeps the rest of the prefix cached
-            head, rest = segment[: ends[1]], segment[ends[1] :]
-            paired_head, paired_rest = pairing.split(ends[1])
+            head, rest = segment[:-1], segment[-1:]
+            paired_head, paired_rest = pairing.split(len(head))
             if self._take(source, p, head, paired_head):
                 self._stuck = None
                 self._take(source, p + len(head), rest, paired_rest)

@@ -399,10 +399,12 @@ def keep_memo(memo: dict[str, Any], messages: int, blocks: int) -> None:
     """Cut the placement ``memo`` back to a prefix cut back to its first ``messages`` messages
     and ``blocks`` blocks (a request cache's detach): the prefix's token counts stay.
 
-    They are trusted without a look only for the ``blocks`` kept; past them each block is
-    compared with the one counted (the same object) before its count is used again, so a
-    prefix that grows back to the minimum is not counted again from its start. The last
-    markable block before each message count is forgotten (found again in a few steps).
+    They are trusted without a look only for the first ``blocks`` blocks: the kept messages'
+    own count, which leaves out the head (tools, system) a request's fixed part also spans, so
+    a lower bound and nothing past the cut. Past them each block is compared with the one
+    counted (the same object) before its count is used again, so a prefix that grows back to
+    the minimum is not counted again from its start. The last markable block before each
+    message count is forgotten (found again in a few steps).
     """
     memo.pop("last", None)
     tokens = memo.get("tokens")

@@ -103,14 +103,13 @@ class GeminiAdapter(Adapter):
         ``following`` has parts (an empty turn is left out)."""
         if last is None or not following.get("parts"):
             return False
-        role = "model" if following.get("role") == "model" else "user"
-        return bool(last["role"] != role)
+        return bool(last["role"] != _turn_role(following))
 
     def merges_with(self, item: NativeContent, following: NativeContent) -> bool:
-        """Both have parts and are turns of one role (a system item goes in a user turn)."""
+        """Both have parts and go in turns of one role."""
         if not item.get("parts") or not following.get("parts"):
             return False
-        return (item.get("role") == "model") == (following.get("role") == "model")
+        return _turn_role(item) == _turn_role(following)
 
     def tool_declarations(self, tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
         """One tool entry of ``function_declarations`` (for ``config["tools"]``)."""
@@ -325,3 +324,6 @@ def _first_candidate_json(body: dict[str, Any]) -> dict[str, Any]:
     return content
 
 
+def _turn_role(item: NativeContent) -> str:
+    """The role of the turn ``item`` is sent in (a system item goes in a user turn)."""
+    return "model" if item.get("role") == "model" else "user"
